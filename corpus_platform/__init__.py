@@ -1,0 +1,1 @@
+"""corpus_platform: leak-free, reproducible and auditable training datasets with Dagster."""

@@ -1,0 +1,192 @@
+"""The pipeline configuration (``corpus.yaml``), validated into frozen models.
+
+Every field is checked when the file is loaded; a bad field raises :class:`ConfigError` whose
+message names the file, the dotted field path, what was wrong and how to fix it. Nothing
+downstream re-validates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from corpus_platform.kernels.hashing import stable_hex
+
+CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label")
+SPLITS = ("train", "validation", "test")
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class ConfigError(ValueError):
+    """A corpus.yaml that cannot be used; the message says where and how to fix it."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InputConfig(_Model):
+    """Where raw files live and how their columns map onto the canonical schema."""
+
+    path: str = "data/raw"
+    columns: dict[str, str] = Field(default_factory=dict)
+    features: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _known_columns(self) -> InputConfig:
+        unknown = sorted(set(self.columns) - set(CANONICAL_COLUMNS))
+        if unknown:
+            raise ValueError(
+                f"unknown canonical column(s) {unknown}; map only {list(CANONICAL_COLUMNS)}"
+            )
+        if "doc_id" not in self.columns:
+            raise ValueError("columns.doc_id is required: name the input column holding the id")
+        overlap = set(self.features) & set(CANONICAL_COLUMNS)
+        if overlap:
+            raise ValueError(f"features {sorted(overlap)} clash with canonical column names")
+        return self
+
+    def input_name(self, canonical: str) -> str | None:
+        """The input column mapped to ``canonical``, or None when it is not mapped."""
+        return self.columns.get(canonical)
+
+
+class FilterConfig(_Model):
+    """Quality filter thresholds. Defaults follow Gopher (Rae et al. 2021, appendix A)."""
+
+    min_chars: PositiveInt = 200
+    max_chars: PositiveInt = 100_000
+    min_words: PositiveInt = 50
+    max_words: PositiveInt = 100_000
+    max_duplicate_line_fraction: Fraction = 0.30
+    max_top_2gram_fraction: Fraction = 0.20
+
+    @model_validator(mode="after")
+    def _ranges(self) -> FilterConfig:
+        if self.min_chars >= self.max_chars:
+            raise ValueError("min_chars must be smaller than max_chars")
+        if self.min_words >= self.max_words:
+            raise ValueError("min_words must be smaller than max_words")
+        return self
+
+
+class DedupConfig(_Model):
+    """Exact and MinHash near-duplicate detection."""
+
+    num_perm: Annotated[int, Field(ge=16, le=1024)] = 128
+    shingle_size: Annotated[int, Field(ge=1, le=20)] = 5
+    threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
+    mode: Literal["drop", "annotate"] = "drop"
+
+
+class SplitConfig(_Model):
+    """How rows are assigned to train / validation / test."""
+
+    mode: Literal["group", "row"] = "group"
+    ratios: dict[str, Fraction] = Field(
+        default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1}
+    )
+    similarity_threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.6
+    tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
+
+    @model_validator(mode="after")
+    def _ratios(self) -> SplitConfig:
+        if set(self.ratios) != set(SPLITS):
+            raise ValueError(f"ratios must name exactly {list(SPLITS)}, got {sorted(self.ratios)}")
+        total = sum(self.ratios.values())
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"ratios must sum to 1.0, got {total:g}")
+        return self
+
+
+class MixConfig(_Model):
+    """Per-source proportions of the training mix."""
+
+    proportions: dict[str, Fraction] = Field(default_factory=dict)
+    total_rows: PositiveInt | None = None
+    tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.02
+
+    @model_validator(mode="after")
+    def _sum(self) -> MixConfig:
+        if self.proportions:
+            total = sum(self.proportions.values())
+            if abs(total - 1.0) > 1e-9:
+                raise ValueError(f"proportions must sum to 1.0, got {total:g}")
+        return self
+
+
+class EngineConfig(_Model):
+    """Where shard work runs. ``local``: a process pool of ``workers`` on this machine."""
+
+    kind: Literal["local"] = "local"
+    workers: Annotated[int, Field(ge=1, le=256)] = 1
+
+
+class CorpusConfig(_Model):
+    """The whole corpus.yaml."""
+
+    seed: Annotated[int, Field(ge=0)] = 0
+    num_shards: Annotated[int, Field(ge=1, le=100_000)] = 8
+    input: InputConfig = Field(default_factory=InputConfig)
+    filters: FilterConfig = Field(default_factory=FilterConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    split: SplitConfig = Field(default_factory=SplitConfig)
+    mix: MixConfig = Field(default_factory=MixConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> CorpusConfig:
+        if self.split.similarity_threshold > self.dedup.threshold:
+            raise ValueError(
+                "split.similarity_threshold must not exceed dedup.threshold: rows too similar "
+                "to keep apart must be at least as similar as duplicates"
+            )
+        return self
+
+    def canonical_json(self) -> str:
+        """The config as canonical JSON (sorted keys), the input of :meth:`config_hash`."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def config_hash(self) -> str:
+        """A stable digest of every setting; equal configs hash equal on every machine."""
+        return stable_hex(self.canonical_json())
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    lines = [f"{source}: invalid configuration"]
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown field; remove it or check its spelling against the README"
+        lines.append(f"  {where}: {message} (got {item.get('input')!r})")
+    return "\n".join(lines)
+
+
+def parse_config(data: object, source: str = "corpus.yaml") -> CorpusConfig:
+    """Validate an already-parsed mapping; raise :class:`ConfigError` naming every bad field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of settings")
+    try:
+        return CorpusConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_describe(error, source)) from None
+
+
+def load_config(path: Path) -> CorpusConfig:
+    """Read and validate a corpus.yaml file."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found; create it (see the README) or pass --config")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    return parse_config(data, str(path))

@@ -1,0 +1,1 @@
+"""The thin Dagster layer: one folder per stage family, plus resources and schedules."""

@@ -1,0 +1,59 @@
+"""raw_documents: raw files normalized to the canonical schema, sharded by doc_id."""
+
+
+import shutil
+from functools import partial
+
+import dagster as dg
+import pyarrow.compute as pc
+
+from corpus_platform.defs.names import IDS_UNIQUE, RAW_DOCUMENTS
+from corpus_platform.defs.publish import publish
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.ingest import assemble_shard, canonical_schema, spill_file
+from corpus_platform.kernels.readers import list_input_files
+from corpus_platform.store.datasets import MANIFEST, iter_shards, staged_folder, write_json
+
+
+@dg.asset(
+    name=RAW_DOCUMENTS,
+    group_name="ingest",
+    kinds={"parquet", "dvc"},
+    description="Raw jsonl / jsonl.gz / parquet / csv files mapped to the canonical schema, "
+    "with a content hash and the raw file and row of every document.",
+)
+def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> dg.MaterializeResult:
+    config = corpus.load()
+    root = corpus.raw_dir(config)
+    files = list_input_files(root)
+    engine = corpus.engine(config)
+    with staged_folder(corpus.stage_dir(RAW_DOCUMENTS)) as staging:
+        spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
+        rows_per_file = engine.map_shards(spill, range(len(files)))
+        assemble = partial(assemble_shard, staging=staging, schema=canonical_schema(config.input.features))
+        shards = engine.map_shards(assemble, range(config.num_shards))
+        shutil.rmtree(staging / "_spill", ignore_errors=True)
+        per_file = {f.relative_to(root).as_posix(): n for f, n in zip(files, rows_per_file, strict=True)}
+        write_json({"rows": sum(rows_per_file), "rows_per_file": per_file}, staging / MANIFEST)
+    for empty in (s.shard for s in shards if s.rows == 0):
+        context.log.warning(f"shard {empty} of {RAW_DOCUMENTS} is empty")
+    counts = {"rows": sum(rows_per_file), "files": len(files), "rows_per_file": per_file}
+    return publish(corpus, config, RAW_DOCUMENTS, [], counts)
+
+
+@dg.asset_check(asset=RAW_DOCUMENTS, name=IDS_UNIQUE, blocking=True)
+def ids_unique(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """Every doc_id occurs once. A row's shard is a function of its id, so per-shard suffices."""
+    config = corpus.load()
+    rows, repeated = 0, []
+    for _, table in iter_shards(corpus.stage_dir(RAW_DOCUMENTS), config.num_shards, ["doc_id"]):
+        rows += len(table)
+        counts = pc.value_counts(table.column("doc_id"))
+        repeated += pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
+    return dg.AssetCheckResult(
+        passed=not repeated,
+        metadata={
+            "verdict": f"doc_ids occurring more than once: {len(repeated)} of {rows} rows",
+            "duplicated_ids": sorted(repeated)[:10],
+        },
+    )

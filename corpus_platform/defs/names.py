@@ -1,0 +1,27 @@
+"""Asset and check names: the user-facing contract of the graph."""
+
+RAW_DOCUMENTS = "raw_documents"
+FILTERED_DOCUMENTS = "filtered_documents"
+DEDUPLICATED_DOCUMENTS = "deduplicated_documents"
+SPLIT_DOCUMENTS = "split_documents"
+FITTED_STATISTICS = "fitted_statistics"
+NORMALIZED_SPLITS = "normalized_splits"
+TRAINING_MIX = "training_mix"
+
+STAGES = (
+    RAW_DOCUMENTS,
+    FILTERED_DOCUMENTS,
+    DEDUPLICATED_DOCUMENTS,
+    SPLIT_DOCUMENTS,
+    FITTED_STATISTICS,
+    NORMALIZED_SPLITS,
+    TRAINING_MIX,
+)
+
+IDS_UNIQUE = "ids_unique"
+REMOVALS_HAVE_REASONS = "every_removal_has_reason"
+NO_ENTITY_IN_TWO_SPLITS = "no_entity_in_two_splits"
+NO_CLUSTER_IN_TWO_SPLITS = "no_cluster_in_two_splits"
+SPLIT_RATIOS = "split_ratios_within_tolerance"
+FITTED_ON_TRAIN = "fitted_on_exactly_train"
+MIX_PROPORTIONS = "mix_proportions_within_tolerance"

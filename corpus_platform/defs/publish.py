@@ -1,0 +1,69 @@
+"""Pin a published stage folder with DVC and describe it in the materialization metadata."""
+
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dagster as dg
+
+from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
+from corpus_platform.store.registry import record_snapshot
+from corpus_platform.store.snapshots import current_snapshot, pin
+
+RAW_SNAPSHOT = "raw"
+
+
+def upstream_snapshots(project: CorpusProject, upstream: Sequence[str]) -> dict[str, str]:
+    """Snapshot ids of the upstream stage folders as they are pinned now."""
+    snapshots = {}
+    for name in upstream:
+        folder = project.stage_dir(name)
+        snapshot = current_snapshot(project.root_path, folder)
+        if snapshot is None:
+            raise dg.Failure(f"{folder}: upstream {name!r} has no snapshot; materialize it first")
+        snapshots[name] = snapshot
+    return snapshots
+
+
+def publish(
+    project: CorpusProject,
+    config: CorpusConfig,
+    asset: str,
+    upstream: Sequence[str],
+    counts: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+    check_results: Sequence[dg.AssetCheckResult] = (),
+) -> dg.MaterializeResult:
+    """Pin ``data/<asset>`` with DVC, record it in the registry and build the result.
+
+    ``counts`` (JSON-ready numbers) go to the metadata and the registry; ``extra`` (tables,
+    markdown, images) only to the metadata. The metadata carries the snapshot id, the upstream snapshot ids, the config hash, the code
+    version and the environment digest; a result missing any of them is refused.
+    """
+    root = project.root_path
+    upstream_ids = (
+        {RAW_SNAPSHOT: pin(root, project.raw_dir(config))}
+        if asset == "raw_documents"
+        else upstream_snapshots(project, upstream)
+    )
+    snapshot = pin(root, project.stage_dir(asset))
+    code = code_version()
+    provenance = {
+        "snapshot_id": snapshot,
+        "upstream_snapshots": upstream_ids,
+        "config_hash": config.config_hash(),
+        "code_version": code.commit,
+        "code_dirty": code.dirty,
+        "environment_digest": environment_digest(),
+    }
+    require_provenance(provenance)
+    record_snapshot(root, {"asset": asset, **provenance, "counts": dict(counts)})
+    metadata: dict[str, Any] = {
+        **provenance,
+        "upstream_snapshots": dg.MetadataValue.json(upstream_ids),
+        **counts,
+        **(extra or {}),
+    }
+    return dg.MaterializeResult(metadata=metadata, check_results=list(check_results))

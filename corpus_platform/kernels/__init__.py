@@ -1,0 +1,1 @@
+"""Pure processing kernels: pyarrow, numpy and datasketch only. Never imports dagster."""

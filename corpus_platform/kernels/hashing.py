@@ -1,0 +1,64 @@
+"""The one module that owns hashing.
+
+Every decision that depends on a key (which shard, which split, which rows enter the mix) goes
+through these functions: xxh3 over UTF-8 bytes, optionally salted with the global seed. They give
+the same answer in every process and on every machine, unlike Python's salted built-in hash.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+import xxhash
+
+BUCKETS = 10_000
+
+
+def stable_hash(key: str, seed: int = 0) -> int:
+    """A 64-bit unsigned hash of ``key`` salted with ``seed``.
+
+    Args:
+        key: The stable key (a doc id, an entity, a component name).
+        seed: The global seed from corpus.yaml; different seeds give independent hashes.
+    """
+    return xxhash.xxh3_64_intdigest(key.encode("utf-8"), seed=seed)
+
+
+def stable_hex(text: str) -> str:
+    """A 128-bit hex digest of ``text``, for fingerprints and content hashes."""
+    return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
+
+
+def shard_of(doc_id: str, num_shards: int) -> int:
+    """The logical shard of a row: ``stable_hash(doc_id) mod num_shards`` (unsalted)."""
+    return stable_hash(doc_id) % num_shards
+
+
+def bucket_of(key: str, seed: int, salt: str = "split") -> int:
+    """A bucket in ``[0, 10000)`` for ``key``, independent per ``salt`` (decision kind)."""
+    return stable_hash(f"{salt}\x1f{key}", seed) % BUCKETS
+
+
+def unit_interval(key: str, seed: int, salt: str) -> float:
+    """A uniform number in ``[0, 1)`` for ``key``; a seeded coin for sampling decisions."""
+    return stable_hash(f"{salt}\x1f{key}", seed) / 2.0**64
+
+
+def normalize_text(text: str) -> str:
+    """The normalization behind exact-duplicate detection: NFKC, casefold, collapsed spaces."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def content_hash(text: str | None) -> str:
+    """Hex digest of the normalized text; rows with equal digests are exact duplicates."""
+    return stable_hex(normalize_text(text or ""))
+
+
+def fingerprint(parts: Iterable[str]) -> str:
+    """An order-sensitive digest of a sequence of strings (doc ids in shard order, ...)."""
+    digest = xxhash.xxh3_128()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x1e")
+    return digest.hexdigest()

@@ -1,0 +1,120 @@
+"""Run the build job in this process against the Dagster instance, and summarize the result."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from corpus_platform.defs.names import STAGES
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.schedules import BUILD_JOB
+from corpus_platform.definitions import build_definitions
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """One asset check's outcome."""
+
+    asset: str
+    name: str
+    passed: bool
+    verdict: str
+
+
+@dataclass
+class BuildReport:
+    """What a build materialized and what its checks said."""
+
+    success: bool
+    materialized: dict[str, dict[str, Any]] = field(default_factory=dict)
+    checks: list[CheckVerdict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the run succeeded, every stage materialized and every check passed."""
+        return (
+            self.success
+            and all(stage in self.materialized for stage in STAGES)
+            and all(c.passed for c in self.checks)
+        )
+
+    def render(self) -> str:
+        """The human summary printed by ``corpus run``."""
+        lines = [f"{'stage':<24} {'rows':>8}  snapshot", "-" * 72]
+        for stage in STAGES:
+            meta = self.materialized.get(stage)
+            if meta is None:
+                lines.append(f"{stage:<24} {'-':>8}  NOT MATERIALIZED (blocked or failed)")
+                continue
+            lines.append(f"{stage:<24} {meta.get('rows', ''):>8}  {meta['snapshot_id']}")
+        lines += ["", *self._details(), "", "checks:"]
+        lines += [f"  {'PASS' if c.passed else 'FAIL'} {c.asset}.{c.name}: {c.verdict}" for c in self.checks]
+        lines.append("")
+        lines.append("result: " + ("every stage built, every check passed" if self.ok else "FAILED"))
+        return "\n".join(lines)
+
+    def _details(self) -> list[str]:
+        meta = self.materialized
+        out = []
+        if "filtered_documents" in meta:
+            removed = meta["filtered_documents"].get("removed_by_filter", {})
+            out.append("removed per filter: " + (", ".join(f"{k} {v}" for k, v in removed.items()) or "none"))
+        if "deduplicated_documents" in meta:
+            d = meta["deduplicated_documents"]
+            out.append(
+                f"duplicate clusters: {d.get('duplicate_clusters')} "
+                f"({d.get('rows_in_clusters')} rows in clusters, {d.get('rows_in', 0) - d.get('rows', 0)} dropped)"
+            )
+        if "split_documents" in meta:
+            sizes = meta["split_documents"].get("split_sizes", {})
+            out.append("split sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+        if "training_mix" in meta:
+            out.append(f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}")
+        return out
+
+
+def _plain(metadata: dict[str, dg.MetadataValue]) -> dict[str, Any]:
+    return {key: getattr(value, "value", value) for key, value in metadata.items()}
+
+
+def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
+    """Collect materializations and check evaluations from a finished run."""
+    report = BuildReport(success=result.success)
+    for event in result.all_events:
+        if event.is_step_materialization:
+            materialization = event.step_materialization_data.materialization
+            report.materialized[materialization.asset_key.to_user_string()] = _plain(materialization.metadata)
+    for evaluation in result.get_asset_check_evaluations():
+        meta = _plain(evaluation.metadata)
+        report.checks.append(
+            CheckVerdict(
+                asset=evaluation.asset_key.to_user_string(),
+                name=evaluation.check_name,
+                passed=evaluation.passed,
+                verdict=str(meta.get("verdict", "")),
+            )
+        )
+    report.checks.sort(key=lambda c: (STAGES.index(c.asset), c.name))
+    return report
+
+
+def run_build(
+    root: Path, config_file: str = "corpus.yaml", instance: dg.DagsterInstance | None = None
+) -> BuildReport:
+    """Execute the build job for the project at ``root`` and summarize it.
+
+    Args:
+        root: Project folder holding the config and ``data/``.
+        config_file: Config path relative to ``root``.
+        instance: Dagster instance recording the run; ``DagsterInstance.get()`` (DAGSTER_HOME)
+            when omitted.
+    """
+    defs = build_definitions(CorpusProject(root=str(root), config_file=config_file))
+    job = defs.resolve_job_def(BUILD_JOB)
+    result = job.execute_in_process(
+        instance=instance or dg.DagsterInstance.get(),
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    )
+    return summarize(result)

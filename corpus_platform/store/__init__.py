@@ -1,0 +1,1 @@
+"""Datasets on disk: layout, atomic publication, DVC snapshots, the snapshot registry."""

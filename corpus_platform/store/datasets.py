@@ -1,0 +1,101 @@
+"""Stage folders of sharded Parquet files, written to a staging folder and renamed into place.
+
+A dataset is ``data/<asset>/part-00000.parquet ...`` (one file per logical shard, every shard
+present even when empty) with optional subfolders for side tables. Nothing run-specific is
+written inside a stage folder, so two runs on the same inputs produce identical bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MANIFEST = "_manifest.json"
+
+
+def part_name(shard: int) -> str:
+    """File name of a logical shard."""
+    return f"part-{shard:05d}.parquet"
+
+
+def part_path(folder: Path, shard: int) -> Path:
+    """Path of a logical shard inside a dataset folder."""
+    return folder / part_name(shard)
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Write ``table`` with fixed options so equal tables give byte-identical files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd", write_statistics=True)
+
+
+def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """Read one Parquet file; a missing file is an error that names it."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: dataset file missing; materialize the upstream asset first"
+        )
+    return pq.read_table(path, columns=columns)
+
+
+def read_shard(folder: Path, shard: int, columns: list[str] | None = None) -> pa.Table:
+    """Read one logical shard of a dataset."""
+    return read_parquet(part_path(folder, shard), columns)
+
+
+def iter_shards(
+    folder: Path, num_shards: int, columns: list[str] | None = None
+) -> Iterator[tuple[int, pa.Table]]:
+    """Yield ``(shard, table)`` in shard order; one shard in memory at a time."""
+    for shard in range(num_shards):
+        yield shard, read_shard(folder, shard, columns)
+
+
+def write_json(data: Any, path: Path) -> None:
+    """Write canonical JSON (sorted keys, fixed separators, trailing newline)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file written by :func:`write_json`."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing; materialize the asset that writes it first")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of a published stage folder."""
+    return read_json(folder / MANIFEST)
+
+
+@contextmanager
+def staged_folder(final: Path) -> Iterator[Path]:
+    """Yield an empty staging folder; on success it replaces ``final`` by rename.
+
+    On any exception the staging folder is removed and ``final`` is left untouched, so a
+    failed run never publishes a partial dataset.
+    """
+    staging = final.parent / f".staging-{final.name}"
+    previous = final.parent / f".previous-{final.name}"
+    for leftover in (staging, previous):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if final.exists():
+        final.rename(previous)
+    staging.rename(final)
+    if previous.exists():
+        shutil.rmtree(previous)
