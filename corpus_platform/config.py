@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from corpus_platform.kernels.hashing import stable_hex
 
@@ -38,19 +38,25 @@ class InputConfig(_Model):
     columns: dict[str, str] = Field(default_factory=dict)
     features: tuple[str, ...] = ()
 
-    @model_validator(mode="after")
-    def _known_columns(self) -> InputConfig:
-        unknown = sorted(set(self.columns) - set(CANONICAL_COLUMNS))
+    @field_validator("columns")
+    @classmethod
+    def _known_columns(cls, columns: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(columns) - set(CANONICAL_COLUMNS))
         if unknown:
             raise ValueError(
                 f"unknown canonical column(s) {unknown}; map only {list(CANONICAL_COLUMNS)}"
             )
-        if "doc_id" not in self.columns:
+        if "doc_id" not in columns:
             raise ValueError("columns.doc_id is required: name the input column holding the id")
-        overlap = set(self.features) & set(CANONICAL_COLUMNS)
+        return columns
+
+    @field_validator("features")
+    @classmethod
+    def _feature_names(cls, features: tuple[str, ...]) -> tuple[str, ...]:
+        overlap = set(features) & set(CANONICAL_COLUMNS)
         if overlap:
             raise ValueError(f"features {sorted(overlap)} clash with canonical column names")
-        return self
+        return features
 
     def input_name(self, canonical: str) -> str | None:
         """The input column mapped to ``canonical``, or None when it is not mapped."""
@@ -95,14 +101,15 @@ class SplitConfig(_Model):
     similarity_threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.6
     tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
 
-    @model_validator(mode="after")
-    def _ratios(self) -> SplitConfig:
-        if set(self.ratios) != set(SPLITS):
-            raise ValueError(f"ratios must name exactly {list(SPLITS)}, got {sorted(self.ratios)}")
-        total = sum(self.ratios.values())
+    @field_validator("ratios")
+    @classmethod
+    def _ratios(cls, ratios: dict[str, float]) -> dict[str, float]:
+        if set(ratios) != set(SPLITS):
+            raise ValueError(f"ratios must name exactly {list(SPLITS)}, got {sorted(ratios)}")
+        total = sum(ratios.values())
         if abs(total - 1.0) > 1e-9:
             raise ValueError(f"ratios must sum to 1.0, got {total:g}")
-        return self
+        return ratios
 
 
 class MixConfig(_Model):
@@ -112,13 +119,13 @@ class MixConfig(_Model):
     total_rows: PositiveInt | None = None
     tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.02
 
-    @model_validator(mode="after")
-    def _sum(self) -> MixConfig:
-        if self.proportions:
-            total = sum(self.proportions.values())
-            if abs(total - 1.0) > 1e-9:
-                raise ValueError(f"proportions must sum to 1.0, got {total:g}")
-        return self
+    @field_validator("proportions")
+    @classmethod
+    def _sum(cls, proportions: dict[str, float]) -> dict[str, float]:
+        total = sum(proportions.values())
+        if proportions and abs(total - 1.0) > 1e-9:
+            raise ValueError(f"proportions must sum to 1.0, got {total:g}")
+        return proportions
 
 
 class EngineConfig(_Model):
@@ -165,7 +172,8 @@ def _describe(error: ValidationError, source: str) -> str:
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field; remove it or check its spelling against the README"
-        lines.append(f"  {where}: {message} (got {item.get('input')!r})")
+        got = item.get("input")
+        lines.append(f"  {where}: {message}" + ("" if isinstance(got, dict) else f" (got {got!r})"))
     return "\n".join(lines)
 
 
@@ -184,7 +192,9 @@ def parse_config(data: object, source: str = "corpus.yaml") -> CorpusConfig:
 def load_config(path: Path) -> CorpusConfig:
     """Read and validate a corpus.yaml file."""
     if not path.is_file():
-        raise ConfigError(f"{path}: config file not found; create it (see the README) or pass --config")
+        raise ConfigError(
+            f"{path}: config file not found; create it (see the README) or pass --config"
+        )
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:

@@ -1,6 +1,5 @@
 """Assemble the Dagster definitions from the stage folders under ``defs/``."""
 
-
 import dagster as dg
 
 from corpus_platform.defs import schedules

@@ -6,10 +6,10 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.definitions import build_definitions
 from corpus_platform.defs.names import STAGES
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
-from corpus_platform.definitions import build_definitions
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class BuildReport:
     success: bool
     materialized: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: list[CheckVerdict] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -49,9 +50,14 @@ class BuildReport:
                 continue
             lines.append(f"{stage:<24} {meta.get('rows', ''):>8}  {meta['snapshot_id']}")
         lines += ["", *self._details(), "", "checks:"]
-        lines += [f"  {'PASS' if c.passed else 'FAIL'} {c.asset}.{c.name}: {c.verdict}" for c in self.checks]
-        lines.append("")
-        lines.append("result: " + ("every stage built, every check passed" if self.ok else "FAILED"))
+        lines += [
+            f"  {'PASS' if c.passed else 'FAIL'} {c.asset}.{c.name}: {c.verdict}"
+            for c in self.checks
+        ]
+        lines += ["", *(f"step failed: {f}" for f in self.failures)] if self.failures else [""]
+        lines.append(
+            "result: " + ("every stage built, every check passed" if self.ok else "FAILED")
+        )
         return "\n".join(lines)
 
     def _details(self) -> list[str]:
@@ -59,23 +65,38 @@ class BuildReport:
         out = []
         if "filtered_documents" in meta:
             removed = meta["filtered_documents"].get("removed_by_filter", {})
-            out.append("removed per filter: " + (", ".join(f"{k} {v}" for k, v in removed.items()) or "none"))
+            out.append(
+                "removed per filter: "
+                + (", ".join(f"{k} {v}" for k, v in removed.items()) or "none")
+            )
         if "deduplicated_documents" in meta:
             d = meta["deduplicated_documents"]
             out.append(
                 f"duplicate clusters: {d.get('duplicate_clusters')} "
-                f"({d.get('rows_in_clusters')} rows in clusters, {d.get('rows_in', 0) - d.get('rows', 0)} dropped)"
+                f"({d.get('rows_in_clusters')} rows in clusters, "
+                f"{d.get('rows_in', 0) - d.get('rows', 0)} dropped)"
             )
         if "split_documents" in meta:
             sizes = meta["split_documents"].get("split_sizes", {})
             out.append("split sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         if "training_mix" in meta:
-            out.append(f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}")
+            out.append(
+                f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}"
+            )
         return out
 
 
 def _plain(metadata: dict[str, dg.MetadataValue]) -> dict[str, Any]:
     return {key: getattr(value, "value", value) for key, value in metadata.items()}
+
+
+def _root_cause(error: Any) -> str:
+    """The innermost error message: the user's problem, not Dagster's wrapper."""
+    if error is None:
+        return "unknown error"
+    while error.cause is not None:
+        error = error.cause
+    return error.message.strip()
 
 
 def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
@@ -84,7 +105,13 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
     for event in result.all_events:
         if event.is_step_materialization:
             materialization = event.step_materialization_data.materialization
-            report.materialized[materialization.asset_key.to_user_string()] = _plain(materialization.metadata)
+            report.materialized[materialization.asset_key.to_user_string()] = _plain(
+                materialization.metadata
+            )
+        elif event.is_step_failure:
+            report.failures.append(
+                f"{event.step_key}: {_root_cause(event.step_failure_data.error)}"
+            )
     for evaluation in result.get_asset_check_evaluations():
         meta = _plain(evaluation.metadata)
         report.checks.append(

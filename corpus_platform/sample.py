@@ -60,12 +60,29 @@ class SampleCorpus:
     rows: list[SampleRow] = field(default_factory=list)
 
     def planted(self, kind: str) -> list[SampleRow]:
-        """Rows planted as ``kind`` (exact_duplicate, near_duplicate, similar, short, repetitive)."""
+        """Rows planted as ``kind``: exact_duplicate, near_duplicate, similar, short, repetitive."""
         return [r for r in self.rows if r.planted == kind]
 
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
-    syllables = ["ka", "lo", "mi", "ren", "sta", "por", "vel", "dun", "qui", "tes", "bra", "nor", "ix", "ul", "fen", "ga"]
+    syllables = [
+        "ka",
+        "lo",
+        "mi",
+        "ren",
+        "sta",
+        "por",
+        "vel",
+        "dun",
+        "qui",
+        "tes",
+        "bra",
+        "nor",
+        "ix",
+        "ul",
+        "fen",
+        "ga",
+    ]
     words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))))
@@ -100,7 +117,10 @@ class _Writer:
         for _ in range(self.rng.randint(6, 12)):
             name, arg, other = self.words(3)
             lines.append(f"def {name}_{self.count}_{len(lines)}({arg}):")
-            lines.append(f"    return {other}({arg}) + {self.rng.randint(0, 999)}  # {' '.join(self.words(4))}")
+            lines.append(
+                f"    return {other}({arg}) + {self.rng.randint(0, 999)}"
+                f"  # {' '.join(self.words(4))}"
+            )
         return "\n".join(lines)
 
     def row(self, source: str, entity: str, text: str, planted: str = "original") -> SampleRow:
@@ -152,10 +172,14 @@ def generate(seed: int = 7, rows_per_entity: tuple[int, int] = (12, 28)) -> Samp
     for base in w.rng.sample(originals, 40):
         corpus.rows.append(w.row(base.src, w.rng.choice(entities), w.edit(base.body, 5), "similar"))
     for _ in range(40):
-        corpus.rows.append(w.row("web", w.rng.choice(entities), " ".join(w.words(6)) + ".", "short"))
+        corpus.rows.append(
+            w.row("web", w.rng.choice(entities), " ".join(w.words(6)) + ".", "short")
+        )
     for _ in range(40):
         line = " ".join(w.words(9)).capitalize() + "."
-        corpus.rows.append(w.row("web", w.rng.choice(entities), "\n".join([line] * 12), "repetitive"))
+        corpus.rows.append(
+            w.row("web", w.rng.choice(entities), "\n".join([line] * 12), "repetitive")
+        )
     return corpus
 
 
@@ -163,13 +187,15 @@ def _jsonl(rows: list[SampleRow]) -> bytes:
     return "".join(json.dumps(r.record(), sort_keys=True) + "\n" for r in rows).encode("utf-8")
 
 
-def write_sample(out: Path, seed: int = 7) -> dict[str, int]:
+def write_sample(
+    out: Path, seed: int = 7, rows_per_entity: tuple[int, int] = (12, 28)
+) -> dict[str, int]:
     """Write the sample corpus under ``out`` in jsonl, jsonl.gz, parquet and csv.
 
     Returns:
         Rows written per file (relative path).
     """
-    corpus = generate(seed)
+    corpus = generate(seed, rows_per_entity)
     by_source: dict[str, list[SampleRow]] = {}
     for row in corpus.rows:
         by_source.setdefault(row.src, []).append(row)
@@ -188,7 +214,9 @@ def write_sample(out: Path, seed: int = 7) -> dict[str, int]:
 
     (out / "wiki").mkdir(exist_ok=True)
     wiki = by_source["wiki"]
-    pq.write_table(pa.Table.from_pylist([r.record() for r in wiki]), out / "wiki" / "articles.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([r.record() for r in wiki]), out / "wiki" / "articles.parquet"
+    )
     files["wiki/articles.parquet"] = len(wiki)
 
     (out / "code").mkdir(exist_ok=True)

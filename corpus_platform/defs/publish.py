@@ -1,6 +1,5 @@
 """Pin a published stage folder with DVC and describe it in the materialization metadata."""
 
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,9 +9,10 @@ from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import record_snapshot
-from corpus_platform.store.snapshots import current_snapshot, pin
+from corpus_platform.store.snapshots import current_snapshot, ensure_dvc_project, pin
 
 RAW_SNAPSHOT = "raw"
+DEFAULT_REMOTE = ".dvc-storage"
 
 
 def upstream_snapshots(project: CorpusProject, upstream: Sequence[str]) -> dict[str, str]:
@@ -39,10 +39,12 @@ def publish(
     """Pin ``data/<asset>`` with DVC, record it in the registry and build the result.
 
     ``counts`` (JSON-ready numbers) go to the metadata and the registry; ``extra`` (tables,
-    markdown, images) only to the metadata. The metadata carries the snapshot id, the upstream snapshot ids, the config hash, the code
-    version and the environment digest; a result missing any of them is refused.
+    markdown, images) only to the metadata. The metadata carries the snapshot id, the upstream
+    snapshot ids, the config hash, the code version and the environment digest; a result missing
+    any of them is refused.
     """
     root = project.root_path
+    ensure_dvc_project(root, root / DEFAULT_REMOTE)
     upstream_ids = (
         {RAW_SNAPSHOT: pin(root, project.raw_dir(config))}
         if asset == "raw_documents"

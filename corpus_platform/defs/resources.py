@@ -1,6 +1,5 @@
 """The project resource: where the corpus lives and how it is configured."""
 
-
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager

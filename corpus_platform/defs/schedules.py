@@ -1,6 +1,5 @@
 """The job that builds every dataset, and its nightly schedule."""
 
-
 import dagster as dg
 
 BUILD_JOB = "build_corpus"

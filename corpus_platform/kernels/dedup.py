@@ -105,7 +105,10 @@ def signature_shard(shard: int, upstream: Path, scratch: Path, params: DedupPara
         {
             "band": pa.array(np.tile(np.arange(bands, dtype=np.int32), len(table))),
             "key": pa.array(keys.reshape(-1)),
-            "doc_id": pa.array(np.repeat(np.array(table.column("doc_id").to_pylist(), dtype=object), bands), pa.string()),
+            "doc_id": pa.array(
+                np.repeat(np.array(table.column("doc_id").to_pylist(), dtype=object), bands),
+                pa.string(),
+            ),
         }
     )
     write_parquet(band_table, part_path(scratch / "bands", shard))
@@ -156,8 +159,12 @@ def score_pairs(pairs: list[tuple[str, str]], scratch: Path, num_shards: int) ->
     """Estimate each pair's Jaccard similarity from the two MinHash signatures."""
     wanted = {d for pair in pairs for d in pair}
     sigs: dict[str, tuple[str, np.ndarray]] = {}
-    for _, table in iter_shards(scratch / "signatures", num_shards, ["doc_id", "entity", "signature"]):
-        found = table.filter(pc.is_in(table.column("doc_id"), pa.array(sorted(wanted), pa.string())))
+    for _, table in iter_shards(
+        scratch / "signatures", num_shards, ["doc_id", "entity", "signature"]
+    ):
+        found = table.filter(
+            pc.is_in(table.column("doc_id"), pa.array(sorted(wanted), pa.string()))
+        )
         columns = (found.column(c).to_pylist() for c in ("doc_id", "entity", "signature"))
         for doc_id, entity, sig in zip(*columns, strict=True):
             sigs[doc_id] = (entity, np.frombuffer(sig, dtype=np.uint32))
@@ -197,7 +204,9 @@ def build_clusters(exact: list[list[str]], scored: list[ScoredPair], threshold: 
         for member in members:
             cluster_of[member] = root
             key = (root, member)
-            similarity[member] = 1.0 if member == root or key in exact_pairs else best.get(key, float("nan"))
+            similarity[member] = (
+                1.0 if member == root or key in exact_pairs else best.get(key, float("nan"))
+            )
     return Clusters(cluster_of=cluster_of, similarity=similarity)
 
 

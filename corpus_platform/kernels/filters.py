@@ -4,12 +4,12 @@ A row is removed by the first filter (in the order below, cheap ones first) that
 filter that would fail is recorded too, so a reviewer sees overlaps. Rows without text (tabular
 data) skip the text filters.
 
-| filter                     | score                                         | fails when  | default | source            |
-|----------------------------|-----------------------------------------------|-------------|---------|-------------------|
-| min_chars / max_chars      | characters                                    | out of range| 200/1e5 | practice          |
-| min_words / max_words      | whitespace words                              | out of range| 50/1e5  | Gopher (Rae 2021) |
-| duplicate_line_fraction    | duplicated lines / lines                      | > threshold | 0.30    | Gopher table A1   |
-| top_2gram_fraction         | chars in the most frequent word 2-gram / chars| > threshold | 0.20    | Gopher table A1   |
+| filter                  | score                               | fails  | default | source        |
+|-------------------------|-------------------------------------|--------|---------|---------------|
+| min_chars / max_chars   | characters                          | outside| 200/1e5 | practice      |
+| min_words / max_words   | whitespace words                    | outside| 50/1e5  | Gopher 2021   |
+| duplicate_line_fraction | repeated lines / lines              | above  | 0.30    | Gopher tab. A1|
+| top_2gram_fraction      | chars of the top word 2-gram / chars| above  | 0.20    | Gopher tab. A1|
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ REMOVED_FIELDS = [
 
 
 def filter_shard(shard: int, upstream: Path, staging: Path, config: FilterConfig) -> FilterSummary:
-    """Filter one shard: kept rows to ``part-N``, removed rows with reasons to ``removed/part-N``."""
+    """Filter one shard: kept rows to ``part-N``, removed rows with reasons to ``removed/``."""
     table = read_shard(upstream, shard)
     keep: list[bool] = []
     reasons: list[str | None] = []
@@ -148,7 +148,9 @@ def filter_shard(shard: int, upstream: Path, staging: Path, config: FilterConfig
     removed = table.append_column(REMOVED_FIELDS[0], pa.array(reasons, pa.string()))
     removed = removed.append_column(REMOVED_FIELDS[1], pa.array(scores, pa.float64()))
     removed = removed.append_column(REMOVED_FIELDS[2], pa.array(thresholds, pa.float64()))
-    removed = removed.append_column(REMOVED_FIELDS[3], pa.array(failed_lists, pa.list_(pa.string())))
+    removed = removed.append_column(
+        REMOVED_FIELDS[3], pa.array(failed_lists, pa.list_(pa.string()))
+    )
     write_parquet(removed.filter(pc.invert(mask)), part_path(staging / "removed", shard))
     return FilterSummary(
         shard=shard,

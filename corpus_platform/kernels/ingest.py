@@ -51,7 +51,9 @@ class BatchContext:
     relative: str
 
 
-def _column(table: pa.Table, name: str | None, ctx: BatchContext, canonical: str) -> pa.Array | None:
+def _column(
+    table: pa.Table, name: str | None, ctx: BatchContext, canonical: str
+) -> pa.Array | None:
     if name is None:
         return None
     if name not in table.column_names:
@@ -67,7 +69,9 @@ def _first_bad_row(rows: pa.Array, bad: np.ndarray) -> int:
     return int(rows.to_numpy()[np.flatnonzero(bad)[0]])
 
 
-def _as_strings(values: pa.Array, rows: pa.Array, ctx: BatchContext, canonical: str, required: bool) -> pa.Array:
+def _as_strings(
+    values: pa.Array, rows: pa.Array, ctx: BatchContext, canonical: str, required: bool
+) -> pa.Array:
     strings = pc.cast(values, pa.string()) if values.type != pa.string() else values
     if required and strings.null_count:
         bad = strings.is_null().to_numpy(zero_copy_only=False)
@@ -94,7 +98,9 @@ def _as_floats(values: pa.Array, rows: pa.Array, ctx: BatchContext, column: str)
             f"{ctx.path}: row {row}: column {column!r} must be numeric, got {value!r}; "
             "fix the value or remove the column from input.features"
         )
-    return pa.array(parsed.to_numpy(dtype="float64"), type=pa.float64(), mask=series.isna().to_numpy())
+    return pa.array(
+        parsed.to_numpy(dtype="float64"), type=pa.float64(), mask=series.isna().to_numpy()
+    )
 
 
 def _as_timestamps(values: pa.Array, rows: pa.Array, ctx: BatchContext, column: str) -> pa.Array:
@@ -132,7 +138,11 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
     n = len(doc_id)
 
     text_raw = _column(table, mapping.input_name("text"), ctx, "text")
-    text = _as_strings(text_raw, rows, ctx, "text", False) if text_raw is not None else pa.nulls(n, pa.string())
+    text = (
+        _as_strings(text_raw, rows, ctx, "text", False)
+        if text_raw is not None
+        else pa.nulls(n, pa.string())
+    )
 
     source_raw = _column(table, mapping.input_name("source"), ctx, "source")
     default_source = ctx.relative.split("/")[-1].split(".")[0]
@@ -142,7 +152,9 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         else pa.array([default_source] * n, pa.string())
     )
     entity_raw = _column(table, mapping.input_name("entity"), ctx, "entity")
-    entity = _as_strings(entity_raw, rows, ctx, "entity", True) if entity_raw is not None else doc_id
+    entity = (
+        _as_strings(entity_raw, rows, ctx, "entity", True) if entity_raw is not None else doc_id
+    )
 
     ts_name = mapping.input_name("timestamp")
     ts_raw = _column(table, ts_name, ctx, "timestamp")
@@ -152,11 +164,16 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         else pa.nulls(n, pa.timestamp("us", tz="UTC"))
     )
     features = {
-        name: _as_floats(_column(table, name, ctx, name), rows, ctx, name) for name in mapping.features
+        name: _as_floats(_column(table, name, ctx, name), rows, ctx, name)
+        for name in mapping.features
     }
     label_name = mapping.input_name("label")
     label_raw = _column(table, label_name, ctx, "label")
-    label = _as_floats(label_raw, rows, ctx, label_name or "") if label_raw is not None else pa.nulls(n, pa.float64())
+    label = (
+        _as_floats(label_raw, rows, ctx, label_name or "")
+        if label_raw is not None
+        else pa.nulls(n, pa.float64())
+    )
 
     hashes = pa.array([content_hash(t) for t in text.to_pylist()], pa.string())
     columns = {
@@ -179,7 +196,9 @@ def spill_dir(staging: Path, shard: int) -> Path:
     return staging / "_spill" / f"{shard:05d}"
 
 
-def spill_file(file_index: int, files: list[Path], root: Path, config: CorpusConfig, staging: Path) -> int:
+def spill_file(
+    file_index: int, files: list[Path], root: Path, config: CorpusConfig, staging: Path
+) -> int:
     """Canonicalize one input file and append its rows to per-shard spill files.
 
     Returns:
@@ -217,9 +236,13 @@ def assemble_shard(shard: int, staging: Path, schema: pa.Schema) -> ShardSummary
     folder = spill_dir(staging, shard)
     pieces = [read_parquet(p) for p in sorted(folder.glob("*.parquet"))] if folder.is_dir() else []
     table = pa.concat_tables(pieces) if pieces else schema.empty_table()
-    table = table.sort_by([("doc_id", "ascending"), ("raw_file", "ascending"), ("raw_row", "ascending")])
+    table = table.sort_by(
+        [("doc_id", "ascending"), ("raw_file", "ascending"), ("raw_row", "ascending")]
+    )
     ids = table.column("doc_id")
     counts = pc.value_counts(ids)
     repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     write_parquet(table, part_path(staging, shard))
-    return ShardSummary(shard=shard, rows=len(table), duplicate_ids=tuple(sorted(repeated.to_pylist())))
+    return ShardSummary(
+        shard=shard, rows=len(table), duplicate_ids=tuple(sorted(repeated.to_pylist()))
+    )

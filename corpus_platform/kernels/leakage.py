@@ -64,8 +64,12 @@ def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> Crossi
             where.update(dict.fromkeys(found.to_pylist(), name))
     present = [
         (a, b)
-        for a, b in zip(pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist(), strict=True)
+        for a, b in zip(
+            pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist(), strict=True
+        )
         if a in where and b in where
     ]
     crossing = [f"{a}~{b}" for a, b in present if where[a] != where[b]]
-    return CrossingReport("similar pairs", len(present), len(crossing), tuple(crossing[:MAX_EXAMPLES]))
+    return CrossingReport(
+        "similar pairs", len(present), len(crossing), tuple(crossing[:MAX_EXAMPLES])
+    )

@@ -56,17 +56,23 @@ def times_drawn(doc_id: str, rate: float, seed: int) -> int:
     return whole + (1 if unit_interval(doc_id, seed, "mix") < rate - whole else 0)
 
 
-def mix_shard(shard: int, folder: Path, staging: Path, rates: dict[str, float], seed: int) -> dict[str, int]:
+def mix_shard(
+    shard: int, folder: Path, staging: Path, rates: dict[str, float], seed: int
+) -> dict[str, int]:
     """Write one shard of the mix with a ``times_drawn`` column; return draws per source."""
     table = read_shard(folder, shard)
     draws = [
         times_drawn(d, rates.get(s, 0.0), seed)
-        for d, s in zip(table.column("doc_id").to_pylist(), table.column("source").to_pylist(), strict=True)
+        for d, s in zip(
+            table.column("doc_id").to_pylist(), table.column("source").to_pylist(), strict=True
+        )
     ]
     table = table.append_column("times_drawn", pa.array(draws, pa.int32()))
     table = table.filter(pa.array([n > 0 for n in draws], pa.bool_()))
     write_parquet(table, part_path(staging, shard))
     drawn: Counter[str] = Counter()
-    for source, n in zip(table.column("source").to_pylist(), table.column("times_drawn").to_pylist(), strict=True):
+    for source, n in zip(
+        table.column("source").to_pylist(), table.column("times_drawn").to_pylist(), strict=True
+    ):
         drawn[source] += n
     return dict(drawn)

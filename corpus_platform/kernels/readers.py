@@ -87,16 +87,17 @@ def _records_table(rows: list[dict]) -> pa.Table:
                 columns[key] = [None] * index
         for key, values in columns.items():
             values.append(row.get(key))
-    return pa.table({key: pa.array(values, type=_loose_type(values)) for key, values in columns.items()})
+    return pa.table({key: _loose_array(values) for key, values in columns.items()})
 
 
-def _loose_type(values: list) -> pa.DataType | None:
+def _loose_array(values: list) -> pa.Array:
+    """An Arrow array of JSON values: numbers widen to float, mixed kinds become strings."""
     kinds = {type(v) for v in values if v is not None}
     if kinds and kinds <= {int, float} and kinds != {int}:
-        return pa.float64()
-    if len(kinds) > 1:
-        return pa.string()
-    return None
+        return pa.array(values, pa.float64())
+    if len(kinds) > 1 or kinds & {dict, list}:
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
+    return pa.array(values)
 
 
 def _parquet_batches(path: Path) -> Iterator[tuple[int, pa.Table]]:

@@ -102,7 +102,9 @@ def merge_partials(partials: list[ShardPartial], features: tuple[str, ...]) -> d
     return merged
 
 
-def statistics_document(partials: list[ShardPartial], features: tuple[str, ...], split: str) -> dict[str, Any]:
+def statistics_document(
+    partials: list[ShardPartial], features: tuple[str, ...], split: str
+) -> dict[str, Any]:
     """The fitted statistics as a JSON-ready document, with what they were fitted on."""
     merged = merge_partials(partials, features)
     return {

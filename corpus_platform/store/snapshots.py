@@ -67,5 +67,7 @@ def pin(root: Path, folder: Path, push: bool = True) -> str:
         _dvc(root, "push", "-q", f"{relative}.dvc")
     snapshot = current_snapshot(root, folder)
     if snapshot is None:
-        raise SnapshotError(f"{relative}.dvc: DVC wrote no pointer; check the DVC project in {root}")
+        raise SnapshotError(
+            f"{relative}.dvc: DVC wrote no pointer; check the DVC project in {root}"
+        )
     return snapshot

@@ -1,5 +1,4 @@
-"""deduplicated_documents: one row per exact / near-duplicate cluster, every row with its cluster."""
-
+"""deduplicated_documents: one row per exact / near-duplicate cluster, each with its cluster id."""
 
 from functools import partial
 
@@ -44,14 +43,30 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     upstream, shards = corpus.stage_dir(FILTERED_DOCUMENTS), range(config.num_shards)
     engine = corpus.engine(config)
     with corpus.scratch(DEDUPLICATED_DOCUMENTS) as scratch:
-        engine.map_shards(partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards)
-        scored = score_pairs(candidate_pairs(scratch, config.num_shards), scratch, config.num_shards)
-        clusters = build_clusters(exact_duplicate_groups(scratch, config.num_shards), scored, params.threshold)
+        engine.map_shards(
+            partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards
+        )
+        scored = score_pairs(
+            candidate_pairs(scratch, config.num_shards), scratch, config.num_shards
+        )
+        clusters = build_clusters(
+            exact_duplicate_groups(scratch, config.num_shards), scored, params.threshold
+        )
     with staged_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
-        write = partial(write_dedup_shard, upstream=upstream, staging=staging, cluster_of=clusters.cluster_of, mode=params.mode)
+        write = partial(
+            write_dedup_shard,
+            upstream=upstream,
+            staging=staging,
+            cluster_of=clusters.cluster_of,
+            mode=params.mode,
+        )
         rows = engine.map_shards(write, shards)
-        write_parquet(membership_table(clusters, params.mode), staging / "clusters" / "membership.parquet")
-        write_parquet(pairs_table(scored, params.pair_threshold), staging / "pairs" / "similar_pairs.parquet")
+        write_parquet(
+            membership_table(clusters, params.mode), staging / "clusters" / "membership.parquet"
+        )
+        write_parquet(
+            pairs_table(scored, params.pair_threshold), staging / "pairs" / "similar_pairs.parquet"
+        )
         sizes = cluster_sizes(clusters.cluster_of)
         counts = {
             "rows_in": sum(r[0] for r in rows),

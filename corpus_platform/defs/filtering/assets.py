@@ -1,6 +1,5 @@
 """filtered_documents: rows that pass the quality filters; removed rows kept aside with reasons."""
 
-
 from collections import Counter
 from functools import partial
 
@@ -11,7 +10,13 @@ from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, REMOVA
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.filters import FILTER_NAMES, filter_shard
-from corpus_platform.store.datasets import MANIFEST, iter_shards, read_manifest, staged_folder, write_json
+from corpus_platform.store.datasets import (
+    MANIFEST,
+    iter_shards,
+    read_manifest,
+    staged_folder,
+    write_json,
+)
 
 
 def funnel_markdown(rows_in: int, removed: dict[str, int], would_fail: dict[str, int]) -> str:
@@ -49,7 +54,12 @@ def filtered_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         write_json(counts, staging / MANIFEST)
     funnel = funnel_markdown(counts["rows_in"], removed, would_fail)
     return publish(
-        corpus, config, FILTERED_DOCUMENTS, [RAW_DOCUMENTS], counts, {"funnel": dg.MetadataValue.md(funnel)}
+        corpus,
+        config,
+        FILTERED_DOCUMENTS,
+        [RAW_DOCUMENTS],
+        counts,
+        {"funnel": dg.MetadataValue.md(funnel)},
     )
 
 
@@ -69,6 +79,6 @@ def every_removal_has_reason(corpus: CorpusProject) -> dg.AssetCheckResult:
         passed=missing_reason == 0 and kept + removed == rows_in,
         metadata={
             "verdict": f"removed rows without a reason: {missing_reason} of {removed}",
-            "accounted": f"kept {kept} + removed {removed} = {kept + removed} of {rows_in} raw rows",
+            "accounted": f"kept {kept} + removed {removed} = {kept + removed} of {rows_in} rows",
         },
     )

@@ -1,6 +1,5 @@
 """raw_documents: raw files normalized to the canonical schema, sharded by doc_id."""
 
-
 import shutil
 from functools import partial
 
@@ -30,10 +29,14 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> d
     with staged_folder(corpus.stage_dir(RAW_DOCUMENTS)) as staging:
         spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
         rows_per_file = engine.map_shards(spill, range(len(files)))
-        assemble = partial(assemble_shard, staging=staging, schema=canonical_schema(config.input.features))
+        assemble = partial(
+            assemble_shard, staging=staging, schema=canonical_schema(config.input.features)
+        )
         shards = engine.map_shards(assemble, range(config.num_shards))
         shutil.rmtree(staging / "_spill", ignore_errors=True)
-        per_file = {f.relative_to(root).as_posix(): n for f, n in zip(files, rows_per_file, strict=True)}
+        per_file = {
+            f.relative_to(root).as_posix(): n for f, n in zip(files, rows_per_file, strict=True)
+        }
         write_json({"rows": sum(rows_per_file), "rows_per_file": per_file}, staging / MANIFEST)
     for empty in (s.shard for s in shards if s.rows == 0):
         context.log.warning(f"shard {empty} of {RAW_DOCUMENTS} is empty")
@@ -49,7 +52,9 @@ def ids_unique(corpus: CorpusProject) -> dg.AssetCheckResult:
     for _, table in iter_shards(corpus.stage_dir(RAW_DOCUMENTS), config.num_shards, ["doc_id"]):
         rows += len(table)
         counts = pc.value_counts(table.column("doc_id"))
-        repeated += pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1)).to_pylist()
+        repeated += pc.filter(
+            counts.field("values"), pc.greater(counts.field("counts"), 1)
+        ).to_pylist()
     return dg.AssetCheckResult(
         passed=not repeated,
         metadata={

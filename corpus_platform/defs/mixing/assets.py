@@ -1,6 +1,5 @@
 """training_mix: rows drawn from the normalized train split by per-source proportions."""
 
-
 from collections import Counter
 from functools import partial
 
@@ -50,8 +49,12 @@ def mix_proportions_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResu
     proportion, or its share of train when no proportions are configured)."""
     config = corpus.load()
     drawn: Counter[str] = Counter()
-    for _, table in iter_shards(corpus.stage_dir(TRAINING_MIX), config.num_shards, ["source", "times_drawn"]):
-        for source, n in zip(table.column("source").to_pylist(), table.column("times_drawn").to_pylist(), strict=True):
+    for _, table in iter_shards(
+        corpus.stage_dir(TRAINING_MIX), config.num_shards, ["source", "times_drawn"]
+    ):
+        for source, n in zip(
+            table.column("source").to_pylist(), table.column("times_drawn").to_pylist(), strict=True
+        ):
             drawn[source] += n
     target = dict(config.mix.proportions)
     if not target:
@@ -63,7 +66,8 @@ def mix_proportions_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResu
     return dg.AssetCheckResult(
         passed=sum(drawn.values()) > 0 and worst <= config.mix.tolerance,
         metadata={
-            "verdict": f"largest deviation from target proportions {worst:.4f}, tolerance {config.mix.tolerance}",
+            "verdict": f"largest deviation from target proportions {worst:.4f}, "
+            f"tolerance {config.mix.tolerance}",
             "achieved": {s: round(drawn.get(s, 0) / total, 4) for s in sorted(target)},
             "target": {s: round(p, 4) for s, p in sorted(target.items())},
         },

@@ -1,6 +1,5 @@
 """split_documents: train / validation / test decided from the stable component key."""
 
-
 from collections import Counter
 from functools import partial
 
@@ -45,5 +44,10 @@ def split_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         write_json(counts, staging / MANIFEST)
     linked = len(set(components.values()))
     return publish(
-        corpus, config, SPLIT_DOCUMENTS, [DEDUPLICATED_DOCUMENTS], counts, {"linked_components": linked}
+        corpus,
+        config,
+        SPLIT_DOCUMENTS,
+        [DEDUPLICATED_DOCUMENTS],
+        counts,
+        {"linked_components": linked},
     )

@@ -1,6 +1,5 @@
 """Blocking checks that no entity, cluster or similar pair crosses a split boundary."""
 
-
 import dagster as dg
 
 from corpus_platform.config import SPLITS
@@ -20,7 +19,9 @@ from corpus_platform.store.datasets import iter_shards, read_parquet
 def no_entity_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     """No entity (user, document, site) has rows in more than one split."""
     config = corpus.load()
-    report = crossing_keys(corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, "entity", "entities")
+    report = crossing_keys(
+        corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, "entity", "entities"
+    )
     return dg.AssetCheckResult(
         passed=report.passed,
         metadata={"verdict": report.describe(), "offenders": list(report.examples)},
@@ -33,7 +34,9 @@ def no_cluster_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     config = corpus.load()
     root = corpus.stage_dir(SPLIT_DOCUMENTS)
     clusters = crossing_keys(root, config.num_shards, "cluster_id", "duplicate clusters")
-    pairs = read_parquet(corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / "pairs" / "similar_pairs.parquet")
+    pairs = read_parquet(
+        corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / "pairs" / "similar_pairs.parquet"
+    )
     similar = crossing_pairs(root, config.num_shards, pairs)
     return dg.AssetCheckResult(
         passed=clusters.passed and similar.passed,

@@ -1,6 +1,5 @@
 """fitted_statistics (train split only) and normalized_splits (every split, frozen statistics)."""
 
-
 from functools import partial
 
 import dagster as dg
@@ -35,7 +34,12 @@ def fitted_statistics(corpus: CorpusProject) -> dg.MaterializeResult:
         write_json(document, staging / STATISTICS_FILE)
     counts = {"rows": document["fitted_on"]["rows"], "fitted_on": document["fitted_on"]}
     return publish(
-        corpus, config, FITTED_STATISTICS, [SPLIT_DOCUMENTS], counts, {"statistics": document["features"]}
+        corpus,
+        config,
+        FITTED_STATISTICS,
+        [SPLIT_DOCUMENTS],
+        counts,
+        {"statistics": document["features"]},
     )
 
 

@@ -1,6 +1,5 @@
 """The statistics were fitted on exactly the train split, and a recomputation agrees."""
 
-
 import math
 
 import dagster as dg
@@ -38,19 +37,26 @@ def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
     columns = {name: [] for name in config.input.features}
     for _, table in iter_shards(train, config.num_shards, list(config.input.features)):
         for name in columns:
-            columns[name].append(table.column(name).to_numpy(zero_copy_only=False).astype(np.float64))
+            columns[name].append(
+                table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+            )
     mismatches = []
     for name, chunks in columns.items():
         direct = _direct_moments(np.concatenate(chunks) if chunks else np.array([]))
         for key, value in direct.items():
             if not math.isclose(fitted["features"][name][key], value, rel_tol=1e-9, abs_tol=1e-12):
-                mismatches.append(f"{name}.{key}: fitted {fitted['features'][name][key]} != {value}")
+                mismatches.append(
+                    f"{name}.{key}: fitted {fitted['features'][name][key]} != {value}"
+                )
     rows = sum(p.rows for p in partials)
-    same_rows = fitted["fitted_on"]["fingerprint"] == current and fitted["fitted_on"]["split"] == TRAIN
+    same_rows = (
+        fitted["fitted_on"]["fingerprint"] == current and fitted["fitted_on"]["split"] == TRAIN
+    )
     return dg.AssetCheckResult(
         passed=same_rows and not mismatches,
         metadata={
-            "verdict": f"fitted on {fitted['fitted_on']['rows']} rows of {fitted['fitted_on']['split']}; "
+            "verdict": f"fitted on {fitted['fitted_on']['rows']} rows of "
+            f"{fitted['fitted_on']['split']}; "
             f"train split now has {rows} rows; fingerprints {'match' if same_rows else 'differ'}",
             "fitted_fingerprint": fitted["fitted_on"]["fingerprint"],
             "train_fingerprint": current,

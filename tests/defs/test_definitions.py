@@ -1,0 +1,54 @@
+"""A snapshot of the whole definition set: a change to the graph shows up here in review."""
+
+import dagster as dg
+
+from corpus_platform.definitions import defs
+
+EXPECTED_DEPS = {
+    "raw_documents": set(),
+    "filtered_documents": {"raw_documents"},
+    "deduplicated_documents": {"filtered_documents"},
+    "split_documents": {"deduplicated_documents"},
+    "fitted_statistics": {"split_documents"},
+    "normalized_splits": {"fitted_statistics", "split_documents"},
+    "training_mix": {"normalized_splits"},
+}
+EXPECTED_CHECKS = {
+    ("raw_documents", "ids_unique"),
+    ("filtered_documents", "every_removal_has_reason"),
+    ("split_documents", "no_entity_in_two_splits"),
+    ("split_documents", "no_cluster_in_two_splits"),
+    ("split_documents", "split_ratios_within_tolerance"),
+    ("fitted_statistics", "fitted_on_exactly_train"),
+    ("training_mix", "mix_proportions_within_tolerance"),
+}
+
+
+def test_asset_graph() -> None:
+    graph = defs.resolve_asset_graph()
+    deps = {
+        key.to_user_string(): {p.to_user_string() for p in graph.get(key).parent_keys}
+        for key in graph.get_all_asset_keys()
+    }
+    assert deps == EXPECTED_DEPS
+    groups = {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
+    assert groups["raw_documents"] == "ingest" and groups["training_mix"] == "mix"
+
+
+def test_every_check_is_blocking() -> None:
+    graph = defs.resolve_asset_graph()
+    specs = {
+        (key.asset_key.to_user_string(), key.name): graph.get_check_spec(key)
+        for key in graph.asset_check_keys
+    }
+    assert set(specs) == EXPECTED_CHECKS
+    assert all(spec.blocking for spec in specs.values())
+
+
+def test_job_and_nightly_schedule() -> None:
+    schedule = defs.resolve_schedule_def("nightly_rebuild")
+    assert schedule.cron_schedule == "0 2 * * *"
+    assert schedule.job_name == "build_corpus"
+    assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
+    job = defs.resolve_job_def("build_corpus")
+    assert len(job.asset_layer.executable_asset_keys) == 7

@@ -1,0 +1,60 @@
+"""corpus.yaml validation: every bad field gets an error naming it."""
+
+from pathlib import Path
+
+import pytest
+
+from corpus_platform.config import ConfigError, load_config, parse_config
+from tests.conftest import REPO, project_config
+
+
+def test_repository_config_is_valid() -> None:
+    config = load_config(REPO / "corpus.yaml")
+    assert config.input.features == ("clicks", "dwell_seconds")
+    assert config.split.similarity_threshold < config.dedup.threshold
+
+
+@pytest.mark.parametrize(
+    ("section", "value", "expected"),
+    [
+        ("split", {"ratios": {"train": 0.8, "validation": 0.1, "test": 0.2}}, "split.ratios"),
+        ("split", {"ratios": {"train": 0.9, "test": 0.1}}, "must name exactly"),
+        ("split", {"mode": "random"}, "split.mode"),
+        ("dedup", {"threshold": 1.5}, "dedup.threshold"),
+        ("dedup", {"num_perm": 4}, "dedup.num_perm"),
+        ("filters", {"min_chars": 500, "max_chars": 100}, "min_chars must be smaller"),
+        ("filters", {"min_wrds": 3}, "filters.min_wrds: unknown field"),
+        ("mix", {"proportions": {"web": 0.5}}, "proportions must sum to 1.0"),
+        ("input", {"columns": {"text": "body"}}, "columns.doc_id is required"),
+        ("input", {"columns": {"doc_id": "id", "author": "x"}}, "unknown canonical column"),
+        ("num_shards", 0, "num_shards"),
+    ],
+)
+def test_bad_field_is_named(section: str, value: object, expected: str) -> None:
+    data = project_config()
+    data[section] = {**data[section], **value} if isinstance(value, dict) else value
+    with pytest.raises(ConfigError) as error:
+        parse_config(data, "corpus.yaml")
+    assert expected in str(error.value)
+    assert str(error.value).startswith("corpus.yaml: invalid configuration")
+
+
+def test_split_threshold_above_dedup_threshold_is_rejected() -> None:
+    data = project_config(split={"similarity_threshold": 0.9})
+    with pytest.raises(ConfigError, match=r"must not exceed dedup\.threshold"):
+        parse_config(data)
+
+
+def test_missing_and_malformed_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: [1,\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+
+
+def test_config_hash_is_stable_and_sensitive() -> None:
+    a, b = parse_config(project_config()), parse_config(project_config())
+    assert a.config_hash() == b.config_hash()
+    assert a.config_hash() != parse_config(project_config(seed=1)).config_hash()

@@ -1,0 +1,138 @@
+"""End to end: the `corpus` command in a subprocess, then the Dagster web server over HTTP."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, project_config
+
+CORPUS = [sys.executable, "-m", "corpus_platform.cli"]
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        CORPUS + args, env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    root = tmp_path_factory.mktemp("e2e") / "project"
+    root.mkdir()
+    (root / "corpus.yaml").write_text(yaml.safe_dump(project_config()), encoding="utf-8")
+    shutil.copy(REPO / "workspace.yaml", root / "workspace.yaml")
+    home = root / ".dagster"
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    yield root, env
+
+
+def test_sample_then_run_prints_the_summary(project) -> None:
+    root, env = project
+    sample = run(["sample", "--out", "data/raw"], env, root)
+    assert sample.returncode == 0 and sample.stdout.count("wrote ") == 4
+    again = run(["sample", "--out", "data/raw"], env, root)
+    assert "leaving them untouched" in again.stdout
+    built = run(["run"], env, root)
+    assert built.returncode == 0, built.stdout + built.stderr
+    out = built.stdout
+    assert "result: every stage built, every check passed" in out
+    assert (
+        "PASS split_documents.no_entity_in_two_splits: entities in more than one split: 0 of 140"
+        in out
+    )
+    assert "removed per filter: duplicate_line_fraction 40, min_chars 40" in out
+    assert "split sizes: train " in out and "duplicate clusters: " in out
+    snapshots = run(["snapshots"], env, root)
+    assert len(snapshots.stdout.splitlines()) == 7 and "training_mix" in snapshots.stdout
+
+
+def test_run_without_dagster_home_refuses(project) -> None:
+    root, env = project
+    bare = {k: v for k, v in env.items() if k != "DAGSTER_HOME"}
+    done = run(["run"], bare, root)
+    assert done.returncode == 2 and "DAGSTER_HOME is not set" in done.stderr
+
+
+def test_bad_config_is_reported_by_the_cli(project, tmp_path: Path) -> None:
+    _, env = project
+    (tmp_path / "corpus.yaml").write_text("split:\n  mode: sideways\n", encoding="utf-8")
+    done = run(["run", "--root", str(tmp_path)], env, tmp_path)
+    assert done.returncode == 2 and "split.mode" in done.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def graphql(port: int, query: str) -> dict:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())["data"]
+
+
+QUERY = """{
+  assetNodes { assetKey { path } assetChecksOrError { ... on AssetChecks { checks {
+    name blocking executionForLatestMaterialization { status } } } } }
+  runsOrError { ... on Runs { results { status jobName } } }
+}"""
+
+
+def test_web_server_shows_graph_runs_and_checks(project) -> None:
+    root, env = project
+    assert (root / "data" / "training_mix").is_dir(), "needs the CLI run above"
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "dagster-webserver"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-w",
+            "workspace.yaml",
+        ],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)
+                break
+            except OSError:
+                assert server.poll() is None, "web server exited"
+                assert time.monotonic() < deadline, "web server did not start"
+                time.sleep(1)
+        data = graphql(port, QUERY)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assets = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
+    assert len(assets) == 7 and "training_mix" in assets
+    checks = [c for n in assets.values() for c in n["assetChecksOrError"]["checks"]]
+    assert len(checks) == 7
+    assert all(c["blocking"] for c in checks)
+    assert {c["executionForLatestMaterialization"]["status"] for c in checks} == {"SUCCEEDED"}
+    runs = data["runsOrError"]["results"]
+    assert [r["jobName"] for r in runs] == ["build_corpus"] and runs[0]["status"] == "SUCCESS"
