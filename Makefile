@@ -20,7 +20,7 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 
 ## run: install, write the sample corpus to data/raw if absent, build every dataset, print a summary
 run: install $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/corpus sample --out data/raw
+	$(BIN)/corpus sample --out data/raw --eval-out data/eval/benchmark.jsonl
 	$(BIN)/corpus run
 
 ## ui: the Dagster web UI on http://127.0.0.1:3000 (graph, runs, checks, the nightly schedule)

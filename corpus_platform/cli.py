@@ -7,19 +7,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from corpus_platform.config import ConfigError, load_config
-from corpus_platform.sample import write_sample
+from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 from corpus_platform.store.registry import list_snapshots
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    """Write the bundled sample corpus unless raw files are already there."""
+    """Write the bundled sample corpus (and benchmark set) unless files are already there."""
     out = Path(args.out)
     if out.is_dir() and any(out.iterdir()) and not args.force:
         print(f"{out}: already holds raw files; leaving them untouched (use --force to rewrite)")
-        return 0
-    files = write_sample(out, seed=args.seed)
-    for name, rows in files.items():
-        print(f"wrote {out / name}: {rows} rows")
+    elif args.kind == "recsys":
+        rows = write_recsys_sample(out, seed=args.seed)
+        print(f"wrote {out / 'interactions.csv'}: {rows} rows")
+    else:
+        for name, rows in write_sample(out, seed=args.seed).items():
+            print(f"wrote {out / name}: {rows} rows")
+    if args.eval_out and (args.force or not Path(args.eval_out).exists()):
+        passages = write_eval_set(Path(args.eval_out), seed=args.seed)
+        print(f"wrote {args.eval_out}: {passages} benchmark passages")
     return 0
 
 
@@ -65,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
     sample = sub.add_parser("sample", help="write the bundled sample corpus")
     sample.add_argument("--out", default="data/raw", help="folder for the raw files")
     sample.add_argument("--seed", type=int, default=7, help="generator seed")
+    sample.add_argument("--kind", choices=["text", "recsys"], default="text", help="which corpus")
+    sample.add_argument("--eval-out", default=None, help="also write a benchmark set (text kind)")
     sample.add_argument("--force", action="store_true", help="rewrite even if files exist")
     sample.set_defaults(func=cmd_sample)
 

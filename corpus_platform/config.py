@@ -94,12 +94,18 @@ class DedupConfig(_Model):
 class SplitConfig(_Model):
     """How rows are assigned to train / validation / test."""
 
-    mode: Literal["group", "row"] = "group"
+    mode: Literal["group", "row", "time", "time_group"] = "group"
     ratios: dict[str, Fraction] = Field(
         default_factory=lambda: {"train": 0.8, "validation": 0.1, "test": 0.1}
     )
     similarity_threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.6
     tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
+    gap_days: Annotated[float, Field(ge=0.0)] = 0.0
+
+    @property
+    def uses_time(self) -> bool:
+        """True for the temporal modes, which need a timestamp on every row."""
+        return self.mode in ("time", "time_group")
 
     @field_validator("ratios")
     @classmethod
@@ -128,6 +134,31 @@ class MixConfig(_Model):
         return proportions
 
 
+class AsofFeature(_Model):
+    """An as-of feature: an aggregate of an entity's strictly earlier rows within a window."""
+
+    name: str
+    column: str
+    agg: Literal["mean", "sum", "count"] = "mean"
+    window_days: Annotated[float, Field(gt=0.0)] = 30.0
+
+
+class StatisticsConfig(_Model):
+    """What ``fitted_statistics`` computes beyond the moments."""
+
+    histogram_bins: Annotated[int, Field(ge=1, le=1000)] = 10
+    top_k_tokens: Annotated[int, Field(ge=0, le=100_000)] = 50
+
+
+class DecontaminationConfig(_Model):
+    """Evaluation / benchmark sets that must share no word n-gram with the training mix."""
+
+    eval_sets: dict[str, str] = Field(default_factory=dict)
+    text_column: str = "text"
+    ngram: Annotated[int, Field(ge=3, le=50)] = 13
+    action: Literal["flag", "drop"] = "flag"
+
+
 class EngineConfig(_Model):
     """Where shard work runs. ``local``: a process pool of ``workers`` on this machine."""
 
@@ -145,6 +176,9 @@ class CorpusConfig(_Model):
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     split: SplitConfig = Field(default_factory=SplitConfig)
     mix: MixConfig = Field(default_factory=MixConfig)
+    asof_features: tuple[AsofFeature, ...] = ()
+    statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
 
     @model_validator(mode="after")
@@ -154,7 +188,27 @@ class CorpusConfig(_Model):
                 "split.similarity_threshold must not exceed dedup.threshold: rows too similar "
                 "to keep apart must be at least as similar as duplicates"
             )
+        allowed = {*self.input.features, "label"}
+        for feature in self.asof_features:
+            if feature.column not in allowed:
+                raise ValueError(
+                    f"asof_features {feature.name!r}: column {feature.column!r} must be one of "
+                    f"{sorted(allowed)} (a declared feature or the label)"
+                )
+        names = [f.name for f in self.asof_features]
+        clash = sorted({n for n in names if names.count(n) > 1 or n in allowed})
+        if clash:
+            raise ValueError(f"asof_features names {clash} repeat or clash with existing columns")
+        if self.asof_features and "timestamp" not in self.input.columns:
+            raise ValueError("asof_features need input.columns.timestamp")
+        if self.split.uses_time and "timestamp" not in self.input.columns:
+            raise ValueError(f"split.mode {self.split.mode!r} needs input.columns.timestamp")
         return self
+
+    @property
+    def feature_columns(self) -> tuple[str, ...]:
+        """Numeric columns statistics are fitted on: declared features, then as-of features."""
+        return (*self.input.features, *(f.name for f in self.asof_features))
 
     def canonical_json(self) -> str:
         """The config as canonical JSON (sorted keys), the input of :meth:`config_hash`."""

@@ -31,6 +31,10 @@ class BuildReport:
     checks: list[CheckVerdict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
+    def check(self, name: str) -> CheckVerdict:
+        """The verdict of the check called ``name``."""
+        return next(c for c in self.checks if c.name == name)
+
     @property
     def ok(self) -> bool:
         """True when the run succeeded, every stage materialized and every check passed."""
@@ -78,7 +82,16 @@ class BuildReport:
             )
         if "split_documents" in meta:
             sizes = meta["split_documents"].get("split_sizes", {})
-            out.append("split sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+            dropped = meta["split_documents"].get("dropped") or {}
+            out.append(
+                "split sizes: "
+                + ", ".join(f"{k} {v}" for k, v in sizes.items())
+                + (
+                    f" (dropped: {', '.join(f'{k} {v}' for k, v in dropped.items())})"
+                    if dropped
+                    else ""
+                )
+            )
         if "training_mix" in meta:
             out.append(
                 f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}"
@@ -127,7 +140,10 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
 
 
 def run_build(
-    root: Path, config_file: str = "corpus.yaml", instance: dg.DagsterInstance | None = None
+    root: Path,
+    config_file: str = "corpus.yaml",
+    instance: dg.DagsterInstance | None = None,
+    assets: list[str] | None = None,
 ) -> BuildReport:
     """Execute the build job for the project at ``root`` and summarize it.
 
@@ -136,12 +152,14 @@ def run_build(
         config_file: Config path relative to ``root``.
         instance: Dagster instance recording the run; ``DagsterInstance.get()`` (DAGSTER_HOME)
             when omitted.
+        assets: Only these assets (and their checks); every asset when omitted.
     """
     defs = build_definitions(CorpusProject(root=str(root), config_file=config_file))
     job = defs.resolve_job_def(BUILD_JOB)
     result = job.execute_in_process(
         instance=instance or dg.DagsterInstance.get(),
         raise_on_error=False,
+        asset_selection=[dg.AssetKey(name) for name in assets] if assets else None,
         run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
     )
     return summarize(result)

@@ -227,3 +227,58 @@ def write_sample(
         writer.writerows(r.record() for r in code)
     files["code/snippets.csv"] = len(code)
     return files
+
+
+def write_eval_set(out: Path, seed: int = 7) -> int:
+    """A small benchmark file: passages copied from sample documents (contamination to catch)
+    and fresh passages. Returns the number of passages."""
+    corpus = generate(seed)
+    rng = random.Random(seed + 1)
+    writer = _Writer(seed + 2)
+    passages = []
+    for row in rng.sample(
+        [r for r in corpus.rows if r.planted == "original" and r.src != "code"], 12
+    ):
+        words = row.body.split()
+        start = rng.randrange(0, max(1, len(words) - 20))
+        passages.append(" ".join(words[start : start + 20]))
+    passages += [writer.prose(20, 40) for _ in range(24)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"id": f"bench-{i:03d}", "text": p}) for i, p in enumerate(passages)]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(passages)
+
+
+def write_recsys_sample(out: Path, seed: int = 11, users: int = 300) -> int:
+    """A recommendation-style interaction table (no text) as ``interactions.csv``.
+
+    Columns: event_id, user_id, item_id, ts (epoch seconds), price, watch_time, clicked. Users are
+    active over overlapping periods of a year, so a per-row split puts most users on both sides.
+    """
+    rng = random.Random(seed)
+    rows = []
+    for u in range(users):
+        start = rng.randint(0, 300 * 86400)
+        taste = rng.random()
+        for _ in range(rng.randint(5, 40)):
+            ts = int(START.timestamp()) + start + rng.randint(0, 60 * 86400)
+            price = round(rng.lognormvariate(2.5, 0.6), 2)
+            watch = round(rng.expovariate(1 / (30 + 60 * taste)), 1)
+            clicked = int(rng.random() < 0.2 + 0.5 * taste - 0.01 * price / 10)
+            rows.append(
+                (
+                    f"ev-{len(rows):06d}",
+                    f"user-{u:04d}",
+                    f"item-{rng.randint(0, 499):03d}",
+                    ts,
+                    price,
+                    watch,
+                    clicked,
+                )
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "interactions.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["event_id", "user_id", "item_id", "ts", "price", "watch_time", "clicked"])
+        writer.writerows(rows)
+    return len(rows)

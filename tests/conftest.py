@@ -1,12 +1,16 @@
 """Shared fixtures: a corpus project on tmp_path with the bundled sample corpus."""
 
+import hashlib
+import shutil
 from pathlib import Path
 
+import dagster as dg
 import pytest
 import yaml
 
 from corpus_platform.config import CorpusConfig, parse_config
-from corpus_platform.sample import write_sample
+from corpus_platform.runner import BuildReport, run_build
+from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,7 +32,50 @@ def make_project(root: Path, **overrides: object) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "corpus.yaml").write_text(yaml.safe_dump(project_config(**overrides)), encoding="utf-8")
     write_sample(root / "data" / "raw")
+    write_eval_set(root / "data" / "eval" / "benchmark.jsonl")
     return root
+
+
+def build(root: Path, assets: list[str] | None = None) -> BuildReport:
+    """Run the build job (or some assets) on an ephemeral Dagster instance."""
+    return run_build(root, instance=dg.DagsterInstance.ephemeral(), assets=assets)
+
+
+def tree_digest(folder: Path) -> str:
+    """A digest of every file's relative path and bytes under ``folder``."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport, str]:
+    """The sample project built once per session: (root, report, digest of raw before)."""
+    root = make_project(tmp_path_factory.mktemp("built") / "project")
+    raw_before = tree_digest(root / "data" / "raw")
+    return root, build(root), raw_before
+
+
+@pytest.fixture(scope="session")
+def recsys_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport]:
+    """The recommendation table, split in time_group mode, built once per session."""
+    root = tmp_path_factory.mktemp("recsys") / "project"
+    root.mkdir()
+    shutil.copy(REPO / "examples" / "recsys" / "corpus.yaml", root / "corpus.yaml")
+    set_config(root, engine={"kind": "local", "workers": 1})
+    write_recsys_sample(root / "data" / "raw", users=150)
+    return root, build(root)
+
+
+def set_config(root: Path, **overrides: object) -> None:
+    """Update sections of a project's corpus.yaml in place."""
+    path = root / "corpus.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for key, value in overrides.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
 
 
 @pytest.fixture

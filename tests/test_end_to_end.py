@@ -40,8 +40,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, di
 
 def test_sample_then_run_prints_the_summary(project) -> None:
     root, env = project
-    sample = run(["sample", "--out", "data/raw"], env, root)
-    assert sample.returncode == 0 and sample.stdout.count("wrote ") == 4
+    sample = run(
+        ["sample", "--out", "data/raw", "--eval-out", "data/eval/benchmark.jsonl"], env, root
+    )
+    assert sample.returncode == 0 and sample.stdout.count("wrote ") == 5
     again = run(["sample", "--out", "data/raw"], env, root)
     assert "leaving them untouched" in again.stdout
     built = run(["run"], env, root)
@@ -131,7 +133,7 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
     assets = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert len(assets) == 7 and "training_mix" in assets
     checks = [c for n in assets.values() for c in n["assetChecksOrError"]["checks"]]
-    assert len(checks) == 7
+    assert len(checks) == 13
     assert all(c["blocking"] for c in checks)
     assert {c["executionForLatestMaterialization"]["status"] for c in checks} == {"SUCCEEDED"}
     runs = data["runsOrError"]["results"]

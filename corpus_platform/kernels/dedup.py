@@ -210,13 +210,26 @@ def build_clusters(exact: list[list[str]], scored: list[ScoredPair], threshold: 
     return Clusters(cluster_of=cluster_of, similarity=similarity)
 
 
-def membership_table(clusters: Clusters, mode: str) -> pa.Table:
+def entities_of(doc_ids: set[str], scratch: Path, num_shards: int) -> dict[str, str]:
+    """The entity of each of ``doc_ids``, read from the signature files."""
+    wanted = pa.array(sorted(doc_ids), pa.string())
+    found: dict[str, str] = {}
+    for _, table in iter_shards(scratch / "signatures", num_shards, ["doc_id", "entity"]):
+        hit = table.filter(pc.is_in(table.column("doc_id"), wanted))
+        found.update(
+            zip(hit.column("doc_id").to_pylist(), hit.column("entity").to_pylist(), strict=True)
+        )
+    return found
+
+
+def membership_table(clusters: Clusters, mode: str, entity_of: dict[str, str]) -> pa.Table:
     """The cluster membership side table, sorted by (cluster_id, doc_id)."""
     rows = sorted((c, d) for d, c in clusters.cluster_of.items())
     return pa.table(
         {
             "cluster_id": pa.array([c for c, _ in rows], pa.string()),
             "doc_id": pa.array([d for _, d in rows], pa.string()),
+            "entity": pa.array([entity_of[d] for _, d in rows], pa.string()),
             "kept": pa.array([mode == "annotate" or c == d for c, d in rows], pa.bool_()),
             "similarity": pa.array([clusters.similarity[d] for _, d in rows], pa.float64()),
         }
@@ -261,3 +274,49 @@ def cluster_sizes(cluster_of: dict[str, str]) -> dict[int, int]:
     for size in sizes.values():
         histogram[size] += 1
     return dict(sorted(histogram.items()))
+
+
+def held_out_neighbours(
+    split_root: Path, num_shards: int, params: DedupParams, held_out: tuple[str, ...]
+) -> tuple[int, int, list[str]]:
+    """Query every held-out row against a datasketch MinHashLSH index of the train split.
+
+    An independent check of the clustering and the split: it uses datasketch's own LSH index
+    and Jaccard estimate instead of the band grouping and union-find above.
+
+    Returns:
+        (held-out rows queried, rows with a train neighbour at or above the split threshold,
+        up to ten examples ``held_out_id~train_id``).
+    """
+    index = MinHashLSH(threshold=params.pair_threshold, num_perm=params.num_perm)
+    train: dict[str, MinHash] = {}
+    for _, table in iter_shards(split_root / "train", num_shards, ["doc_id", "text"]):
+        table = table.filter(pc.is_valid(table.column("text")))
+        for doc_id, sig in zip(
+            table.column("doc_id").to_pylist(),
+            signatures(table.column("text").to_pylist(), params),
+            strict=True,
+        ):
+            train[doc_id] = MinHash(num_perm=params.num_perm, hashvalues=sig, scheme="affine32")
+            index.insert(doc_id, train[doc_id])
+    queried, hits, examples = 0, 0, []
+    for name in held_out:
+        for _, table in iter_shards(split_root / name, num_shards, ["doc_id", "text"]):
+            table = table.filter(pc.is_valid(table.column("text")))
+            for doc_id, sig in zip(
+                table.column("doc_id").to_pylist(),
+                signatures(table.column("text").to_pylist(), params),
+                strict=True,
+            ):
+                queried += 1
+                query = MinHash(num_perm=params.num_perm, hashvalues=sig, scheme="affine32")
+                close = sorted(
+                    c
+                    for c in index.query(query)
+                    if query.jaccard(train[c]) >= params.pair_threshold
+                )
+                if close:
+                    hits += 1
+                    if len(examples) < 10:
+                        examples.append(f"{doc_id}~{close[0]}")
+    return queried, hits, examples

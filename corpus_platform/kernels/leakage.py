@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from corpus_platform.config import SPLITS
 from corpus_platform.store.datasets import iter_shards
@@ -73,3 +74,66 @@ def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> Crossi
     return CrossingReport(
         "similar pairs", len(present), len(crossing), tuple(crossing[:MAX_EXAMPLES])
     )
+
+
+@dataclass(frozen=True)
+class MovesReport:
+    """Rows whose split changed against the previous snapshot."""
+
+    compared: int
+    moved: int
+    into_train: int
+    examples: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        """True unless a held-out row moved into train."""
+        return self.into_train == 0
+
+    def describe(self) -> str:
+        """A one-line verdict."""
+        return (
+            f"rows that changed split since the previous snapshot: {self.moved} of "
+            f"{self.compared}; held-out rows moved into train: {self.into_train}"
+        )
+
+
+def _assignments(root: Path, shards: range | list[int]) -> dict[str, str]:
+    where: dict[str, str] = {}
+    for name in SPLITS:
+        for shard in shards:
+            path = root / name / f"part-{shard:05d}.parquet"
+            if path.is_file():
+                where.update(
+                    dict.fromkeys(
+                        pq.read_table(path, columns=["doc_id"]).column(0).to_pylist(), name
+                    )
+                )
+    return where
+
+
+def split_moves(
+    previous: Path, current: Path, num_shards: int, previous_shards: int
+) -> MovesReport:
+    """Compare assignments shard by shard (all at once if the shard count changed)."""
+    groups = (
+        [[s] for s in range(num_shards)]
+        if previous_shards == num_shards
+        else [list(range(max(num_shards, previous_shards)))]
+    )
+    compared = moved = into_train = 0
+    examples: list[str] = []
+    for shards in groups:
+        before, after = _assignments(previous, shards), _assignments(current, shards)
+        for doc_id, old in before.items():
+            new = after.get(doc_id)
+            if new is None:
+                continue
+            compared += 1
+            if new != old:
+                moved += 1
+                if new == "train":
+                    into_train += 1
+                    if len(examples) < MAX_EXAMPLES:
+                        examples.append(f"{doc_id}: {old} -> train")
+    return MovesReport(compared, moved, into_train, tuple(examples))

@@ -1,5 +1,8 @@
 """The training mix: rows drawn from train by per-source proportions, deterministically.
 
+Rows sharing a word n-gram with an evaluation set are dropped first when
+``decontamination.action`` is ``drop`` (and kept, for the blocking check to catch, on ``flag``).
+
 Each source gets a rate = target rows / available rows. A row is drawn ``floor(rate)`` times
 plus once more when its seeded coin ``u(doc_id) < frac(rate)``; so rates above 1 upsample a
 small source, rates below 1 subsample a large one, and nothing depends on row order.
@@ -12,7 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets
 from corpus_platform.kernels.hashing import unit_interval
 from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
 
@@ -76,3 +81,33 @@ def mix_shard(
     ):
         drawn[source] += n
     return dict(drawn)
+
+
+def decontaminate_shard(
+    shard: int,
+    folder: Path,
+    clean: Path,
+    removed: Path,
+    eval_ngrams: EvalNgrams,
+    ngram: int,
+    drop: bool,
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Write one shard's rows free of evaluation n-grams to ``clean`` (all rows when not
+    dropping) and the contaminated ones, with the sets they hit, to ``removed``.
+
+    Returns:
+        (rows per source written to ``clean``, contaminated rows per evaluation set).
+    """
+    table = read_shard(folder, shard)
+    texts = (
+        table.column("text").to_pylist() if "text" in table.column_names else [None] * len(table)
+    )
+    hits = [contaminating_sets(t, eval_ngrams, ngram) for t in texts]
+    per_set: Counter[str] = Counter(name for h in hits for name in h)
+    dirty = pa.array([bool(h) for h in hits], pa.bool_())
+    if drop:
+        flagged = table.append_column("eval_sets", pa.array(hits, pa.list_(pa.string())))
+        write_parquet(flagged.filter(dirty), part_path(removed, shard))
+        table = table.filter(pc.invert(dirty))
+    write_parquet(table, part_path(clean, shard))
+    return dict(Counter(table.column("source").to_pylist())), dict(per_set)

@@ -1,32 +1,57 @@
-"""Group split: rows that share an entity or a similarity link land in one split.
+"""Splits that keep every leak path on one side.
 
-Entities are the nodes of a union-find; every similar pair (at the split's similarity
-threshold, lower than the dedup threshold) links the entities of its two rows. A component is
-named by its smallest entity key; its bucket is ``stable_hash(seed, component) mod 10000`` and
-the configured ratios map buckets to train / validation / test. ``mode: row`` hashes each row on
-its own; it exists only to show the leakage checks firing.
+Group modes: entities are the nodes of a union-find; every similar pair (at the split's
+similarity threshold, lower than the dedup threshold) and every duplicate cluster links the
+entities of its rows. A component is named by its smallest entity key; its bucket is
+``stable_hash(seed, component) mod 10000`` and the configured ratios map buckets to
+train / validation / test.
+
+| mode         | a row's split                                                              |
+|--------------|----------------------------------------------------------------------------|
+| `group`      | its component's bucket                                                     |
+| `row`        | its own doc_id's bucket (leaks: exists only to watch the checks fire)      |
+| `time`       | the window holding its (timestamp, doc_id) key; rows in a gap are dropped  |
+| `time_group` | its component's bucket, kept only if its key lies in that split's window   |
+
+Dropped rows go to ``dropped/`` with the reason, never silently.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.config import SPLITS
+from corpus_platform.config import SPLITS, AsofFeature
+from corpus_platform.kernels.asof import asof_columns
 from corpus_platform.kernels.hashing import BUCKETS, bucket_of
+from corpus_platform.kernels.temporal import EMBARGO, Cutoffs, micros
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
+OUTSIDE_WINDOW = "outside_window"
 
-def entity_components(pairs: pa.Table) -> dict[str, str]:
-    """Entity -> component name for every entity touched by a similar pair."""
+
+def entity_components(pairs: pa.Table, clusters: pa.Table | None = None) -> dict[str, str]:
+    """Entity -> component name for every entity linked by a similar pair or a cluster.
+
+    Args:
+        pairs: Similar pairs with ``entity_a`` and ``entity_b``.
+        clusters: Optional membership rows with ``cluster_id`` and ``entity``; all entities of
+            one cluster are linked.
+    """
     links = UnionFind()
     links.union_all(
         zip(pairs.column("entity_a").to_pylist(), pairs.column("entity_b").to_pylist(), strict=True)
     )
+    if clusters is not None and len(clusters):
+        first: dict[str, str] = {}
+        cluster_ids = clusters.column("cluster_id").to_pylist()
+        for cluster, entity in zip(cluster_ids, clusters.column("entity").to_pylist(), strict=True):
+            links.union(first.setdefault(cluster, entity), entity)
     return {member: root for root, members in links.groups().items() for member in members}
 
 
@@ -45,26 +70,58 @@ def split_of(bucket: int, bounds: list[tuple[str, int]]) -> str:
     return next(name for name, upper in bounds if bucket < upper)
 
 
-def split_shard(
-    shard: int,
-    upstream: Path,
-    staging: Path,
-    components: dict[str, str],
-    ratios: dict[str, float],
-    seed: int,
-    mode: str,
-) -> dict[str, int]:
-    """Assign one shard's rows and write ``<split>/part-N``; return rows per split."""
+@dataclass(frozen=True)
+class SplitPlan:
+    """Everything a shard needs to place its rows."""
+
+    mode: str
+    ratios: dict[str, float]
+    seed: int
+    components: dict[str, str] = field(default_factory=dict)
+    cutoffs: Cutoffs | None = None
+    asof: tuple[AsofFeature, ...] = ()
+    asof_scratch: Path | None = None
+
+    def place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
+        """(component, bucket, split or drop reason) for every row of ``table``."""
+        key_column = "doc_id" if self.mode == "row" else "entity"
+        keys = table.column(key_column).to_pylist()
+        component = [k if self.mode == "row" else self.components.get(k, k) for k in keys]
+        buckets = [bucket_of(c, self.seed) for c in component]
+        bounds = bucket_bounds(self.ratios)
+        by_bucket = [split_of(b, bounds) for b in buckets]
+        if self.cutoffs is None:
+            return component, buckets, by_bucket
+        times = micros(table, "split_documents").tolist()
+        ids = table.column("doc_id").to_pylist()
+        windows = [self.cutoffs.window_of(t, d) for t, d in zip(times, ids, strict=True)]
+        if self.mode == "time":
+            return ids, buckets, windows
+        placed = [
+            w if w == EMBARGO else (b if w == b else OUTSIDE_WINDOW)
+            for w, b in zip(windows, by_bucket, strict=True)
+        ]
+        return component, buckets, placed
+
+
+def split_shard(shard: int, upstream: Path, staging: Path, plan: SplitPlan) -> dict[str, int]:
+    """Place one shard's rows and write ``<split>/part-N`` and ``dropped/part-N``.
+
+    Returns:
+        Rows per split and per drop reason.
+    """
     table = read_shard(upstream, shard)
-    keys = table.column("doc_id" if mode == "row" else "entity").to_pylist()
-    component = [k if mode == "row" else components.get(k, k) for k in keys]
-    buckets = [bucket_of(c, seed) for c in component]
-    bounds = bucket_bounds(ratios)
-    splits = [split_of(b, bounds) for b in buckets]
+    if plan.asof:
+        if plan.asof_scratch is None:
+            raise ValueError("as-of features need the scratch folder they were computed in")
+        table = asof_columns(shard, plan.asof_scratch, table, plan.asof)
+    component, buckets, placed = plan.place(table)
     table = table.append_column("component", pa.array(component, pa.string()))
     table = table.append_column("bucket", pa.array(buckets, pa.int32()))
-    column = pa.array(splits, pa.string())
+    column = pa.array(placed, pa.string())
     for name in SPLITS:
-        part = table.filter(pc.equal(column, name))
-        write_parquet(part, part_path(staging / name, shard))
-    return dict(Counter(splits))
+        write_parquet(table.filter(pc.equal(column, name)), part_path(staging / name, shard))
+    dropped_mask = pc.invert(pc.is_in(column, pa.array(list(SPLITS))))
+    dropped = table.append_column("reason", column).filter(dropped_mask)
+    write_parquet(dropped, part_path(staging / "dropped", shard))
+    return dict(Counter(placed))

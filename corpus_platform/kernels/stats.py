@@ -2,13 +2,16 @@
 
 Per shard, each numeric feature gets exact moments (count, mean, M2, min, max); partials merge
 with Chan et al.'s parallel formula in shard order, so the result does not depend on how many
-workers computed them. The fit records the fingerprint of exactly the rows it saw.
+workers computed them. A second pass counts fixed-bin histograms between the merged min and
+max. Text gets length moments (characters, words) and document frequencies, of which the top K
+are kept. The fit records the fingerprint of exactly the rows it saw.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,17 +78,69 @@ class ShardPartial:
     rows: int
     ids_digest: str
     moments: dict[str, Moments]
+    text_chars: Moments = Moments()
+    text_words: Moments = Moments()
+    doc_freq: dict[str, int] = field(default_factory=dict)
 
 
-def shard_partial(shard: int, folder: Path, features: tuple[str, ...]) -> ShardPartial:
-    """Moments and a doc-id digest of one shard of the train split."""
-    table = read_shard(folder, shard, ["doc_id", *features])
+def column_values(table: pa.Table, name: str) -> np.ndarray:
+    """A numeric column as float64 with NaN for nulls."""
+    return table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def document_frequencies(texts: list[str | None]) -> Counter[str]:
+    """In how many texts each lower-cased whitespace token occurs."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        if text is not None:
+            counts.update(set(text.lower().split()))
+    return counts
+
+
+def shard_partial(
+    shard: int, folder: Path, features: tuple[str, ...], with_text: bool = False
+) -> ShardPartial:
+    """Moments, text statistics and a doc-id digest of one shard of the train split."""
+    columns = ["doc_id", *features, *(["text"] if with_text else [])]
+    table = read_shard(folder, shard, columns)
     ids = table.column("doc_id").to_pylist()
-    moments = {
-        name: Moments.of(table.column(name).to_numpy(zero_copy_only=False).astype(np.float64))
-        for name in features
-    }
-    return ShardPartial(shard, len(ids), fingerprint(ids), moments)
+    moments = {name: Moments.of(column_values(table, name)) for name in features}
+    if not with_text:
+        return ShardPartial(shard, len(ids), fingerprint(ids), moments)
+    texts = table.column("text").to_pylist()
+    present = [t for t in texts if t is not None]
+    return ShardPartial(
+        shard,
+        len(ids),
+        fingerprint(ids),
+        moments,
+        text_chars=Moments.of(np.array([len(t) for t in present], dtype=np.float64)),
+        text_words=Moments.of(np.array([len(t.split()) for t in present], dtype=np.float64)),
+        doc_freq=dict(document_frequencies(present)),
+    )
+
+
+def histogram_edges(moments: Moments, bins: int) -> list[float]:
+    """Fixed bin edges between the fitted min and max (one unit wide if they are equal)."""
+    if moments.count == 0:
+        return []
+    low, high = moments.minimum, moments.maximum
+    if high <= low:
+        high = low + 1.0
+    return np.linspace(low, high, bins + 1).tolist()
+
+
+def shard_histograms(
+    shard: int, folder: Path, edges: dict[str, list[float]]
+) -> dict[str, list[int]]:
+    """Counts of one shard's values in the fixed bins of every feature."""
+    table = read_shard(folder, shard, list(edges))
+    out = {}
+    for name, bins in edges.items():
+        values = column_values(table, name)
+        values = values[~np.isnan(values)]
+        out[name] = np.histogram(values, bins=bins)[0].tolist() if bins else []
+    return out
 
 
 def split_fingerprint(partials: list[ShardPartial]) -> str:
@@ -102,22 +157,48 @@ def merge_partials(partials: list[ShardPartial], features: tuple[str, ...]) -> d
     return merged
 
 
+def _moments_dict(m: Moments) -> dict[str, float]:
+    return {**{k: v for k, v in asdict(m).items() if k != "m2"}, "std": m.std}
+
+
 def statistics_document(
-    partials: list[ShardPartial], features: tuple[str, ...], split: str
+    partials: list[ShardPartial],
+    features: tuple[str, ...],
+    split: str,
+    histograms: dict[str, tuple[list[float], list[int]]],
+    top_k: int,
+    with_text: bool,
 ) -> dict[str, Any]:
     """The fitted statistics as a JSON-ready document, with what they were fitted on."""
-    merged = merge_partials(partials, features)
-    return {
+    ordered = sorted(partials, key=lambda p: p.shard)
+    merged = merge_partials(ordered, features)
+    document: dict[str, Any] = {
         "fitted_on": {
             "split": split,
-            "rows": sum(p.rows for p in partials),
-            "fingerprint": split_fingerprint(partials),
+            "rows": sum(p.rows for p in ordered),
+            "fingerprint": split_fingerprint(ordered),
         },
         "features": {
-            name: {**{k: v for k, v in asdict(m).items() if k != "m2"}, "std": m.std}
+            name: {
+                **_moments_dict(m),
+                "histogram": {"edges": histograms[name][0], "counts": histograms[name][1]},
+            }
             for name, m in merged.items()
         },
     }
+    if with_text:
+        chars, words, freq = Moments(), Moments(), Counter()
+        for p in ordered:
+            chars, words = chars.merge(p.text_chars), words.merge(p.text_words)
+            freq.update(p.doc_freq)
+        top = sorted(freq.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+        document["text"] = {
+            "documents": chars.count,
+            "chars": _moments_dict(chars),
+            "words": _moments_dict(words),
+            "document_frequency_top_k": [[token, count] for token, count in top],
+        }
+    return document
 
 
 def normalize_shard(

@@ -19,6 +19,12 @@ EXPECTED_CHECKS = {
     ("split_documents", "no_entity_in_two_splits"),
     ("split_documents", "no_cluster_in_two_splits"),
     ("split_documents", "split_ratios_within_tolerance"),
+    ("split_documents", "no_held_out_row_moved_into_train"),
+    ("split_documents", "no_train_neighbour_of_held_out_rows"),
+    ("split_documents", "temporal_order"),
+    ("split_documents", "asof_features_causal"),
+    ("normalized_splits", "normalized_with_frozen_train_statistics"),
+    ("training_mix", "no_benchmark_ngram_overlap"),
     ("fitted_statistics", "fitted_on_exactly_train"),
     ("training_mix", "mix_proportions_within_tolerance"),
 }

@@ -1,43 +1,19 @@
 """Integration: the whole graph materialized through Dagster on tmp_path."""
 
-import hashlib
 import json
 from pathlib import Path
 
-import dagster as dg
-import pytest
-
 from corpus_platform.defs.names import STAGES
-from corpus_platform.runner import BuildReport, run_build
 from corpus_platform.store.provenance import REQUIRED_FIELDS
 from corpus_platform.store.registry import list_snapshots
-from tests.conftest import make_project
-
-
-def build(root: Path) -> BuildReport:
-    return run_build(root, instance=dg.DagsterInstance.ephemeral())
-
-
-def tree_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport, str]:
-    root = make_project(tmp_path_factory.mktemp("built") / "project")
-    raw_before = tree_digest(root / "data" / "raw")
-    return root, build(root), raw_before
+from tests.conftest import build, make_project, tree_digest
 
 
 def test_every_stage_materializes_and_every_check_passes(built) -> None:
     _, report, _ = built
     assert report.ok, report.render()
     assert set(report.materialized) == set(STAGES)
-    assert len(report.checks) == 7 and all(c.passed for c in report.checks)
+    assert len(report.checks) == 13 and all(c.passed for c in report.checks)
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 140"
 

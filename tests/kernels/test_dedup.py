@@ -76,7 +76,8 @@ def test_planted_clusters_are_found_and_named_by_smallest_id(corpus: Path) -> No
     similar = {(p.doc_a, p.doc_b) for p in scored if p.similarity >= PARAMS.pair_threshold}
     assert ("d1", "d3") in similar  # the split must see the moderately similar row
     assert not any("d4" in pair or "d5" in pair for pair in similar)
-    membership = membership_table(clusters, "drop").to_pylist()
+    entity_of = {d: f"e-{d}" for d in clusters.cluster_of}
+    membership = membership_table(clusters, "drop", entity_of).to_pylist()
     assert [(m["doc_id"], m["kept"]) for m in membership] == [
         ("d0", True),
         ("d1", False),

@@ -9,8 +9,23 @@ import pytest
 
 from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs
 from corpus_platform.kernels.mix import MixError, mix_shard, plan_rates, times_drawn
-from corpus_platform.kernels.split import bucket_bounds, entity_components, split_of, split_shard
-from corpus_platform.kernels.stats import Moments, merge_partials, shard_partial, split_fingerprint
+from corpus_platform.kernels.split import (
+    SplitPlan,
+    bucket_bounds,
+    entity_components,
+    split_of,
+    split_shard,
+)
+from corpus_platform.kernels.stats import (
+    Moments,
+    histogram_edges,
+    merge_partials,
+    shard_histograms,
+    shard_partial,
+    split_fingerprint,
+    statistics_document,
+)
+from corpus_platform.kernels.temporal import Cutoffs
 from corpus_platform.store.datasets import read_shard, write_parquet
 
 RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
@@ -33,9 +48,38 @@ def pairs(*links: tuple[str, str, str, str]) -> pa.Table:
     return pa.table({name: [link[i] for link in links] for i, name in enumerate(names)})
 
 
-def test_components_link_entities_through_similar_pairs() -> None:
+def test_components_link_entities_through_similar_pairs_and_clusters() -> None:
     comps = entity_components(pairs(("d1", "d2", "e9", "e3"), ("d4", "d5", "e3", "e7")))
     assert comps == {"e3": "e3", "e7": "e3", "e9": "e3"}
+    clusters = pa.table({"cluster_id": ["c1", "c1", "c2"], "entity": ["e8", "e5", "e6"]})
+    linked = entity_components(pairs(("d1", "d2", "e9", "e3")), clusters)
+    assert linked == {"e3": "e3", "e9": "e3", "e5": "e5", "e8": "e5"}
+
+
+def test_time_group_keeps_rows_only_inside_their_split_window(tmp_path: Path) -> None:
+    day = 86_400_000_000
+    table = rows_table(400, 20).append_column(
+        "timestamp", pa.array([i * day for i in range(400)], pa.timestamp("us", tz="UTC"))
+    )
+    write_parquet(table, tmp_path / "up" / "part-00000.parquet")
+    cutoffs = Cutoffs(validation=(320 * day, ""), test=(360 * day, ""), gap=0)
+    placed = split_shard(
+        0, tmp_path / "up", tmp_path / "tg", SplitPlan("time_group", RATIOS, 5, {}, cutoffs)
+    )
+    assert placed["outside_window"] > 0 and sum(placed.values()) == 400
+    assert crossing_keys(tmp_path / "tg", 1, "entity", "entities").passed
+    dropped = read_shard(tmp_path / "tg" / "dropped", 0)
+    assert set(dropped.column("reason").to_pylist()) == {"outside_window"}
+    for name, (low, high) in {
+        "train": (0, 320),
+        "validation": (320, 360),
+        "test": (360, 400),
+    }.items():
+        days = [
+            t.timestamp() // 86_400
+            for t in read_shard(tmp_path / "tg" / name, 0).column("timestamp").to_pylist()
+        ]
+        assert all(low <= d < high for d in days), name
 
 
 def test_bucket_bounds_cover_everything() -> None:
@@ -52,12 +96,14 @@ def test_bucket_bounds_cover_everything() -> None:
 def test_group_split_keeps_entities_together_and_row_split_leaks(tmp_path: Path) -> None:
     write_parquet(rows_table(3000, 150), tmp_path / "up" / "part-00000.parquet")
     comps = entity_components(pairs(("d00000", "d00001", "e0", "e1")))
-    sizes = split_shard(0, tmp_path / "up", tmp_path / "group", comps, RATIOS, seed=5, mode="group")
+    sizes = split_shard(
+        0, tmp_path / "up", tmp_path / "group", SplitPlan("group", RATIOS, 5, comps)
+    )
     assert sum(sizes.values()) == 3000
     group = crossing_keys(tmp_path / "group", 1, "entity", "entities")
     assert group.passed and group.total == 150
     assert abs(sizes["train"] / 3000 - 0.8) < 0.1
-    split_shard(0, tmp_path / "up", tmp_path / "row", {}, RATIOS, seed=5, mode="row")
+    split_shard(0, tmp_path / "up", tmp_path / "row", SplitPlan("row", RATIOS, 5))
     row = crossing_keys(tmp_path / "row", 1, "entity", "entities")
     assert not row.passed and row.crossing > 100
     assert row.describe().startswith(f"entities in more than one split: {row.crossing} of 150")
@@ -79,7 +125,7 @@ def test_crossing_pairs_detects_a_split_pair(tmp_path: Path) -> None:
 def test_split_is_the_same_on_rerun(tmp_path: Path) -> None:
     write_parquet(rows_table(500, 40), tmp_path / "up" / "part-00000.parquet")
     for name in ("a", "b"):
-        split_shard(0, tmp_path / "up", tmp_path / name, {}, RATIOS, seed=5, mode="group")
+        split_shard(0, tmp_path / "up", tmp_path / name, SplitPlan("group", RATIOS, 5))
     for split in RATIOS:
         a = (tmp_path / "a" / split / "part-00000.parquet").read_bytes()
         assert a == (tmp_path / "b" / split / "part-00000.parquet").read_bytes()
@@ -134,3 +180,31 @@ def test_mix_shard_hits_the_proportions(tmp_path: Path) -> None:
     assert abs(drawn["web"] / total - 0.5) < 0.02
     mixed = read_shard(tmp_path / "mix", 0)
     assert sum(mixed.column("times_drawn").to_pylist()) == total
+
+
+def test_histograms_and_text_statistics(tmp_path: Path) -> None:
+    table = pa.table(
+        {
+            "doc_id": ["a", "b", "c", "d"],
+            "x": [0.0, 1.0, 2.0, 10.0],
+            "text": ["red blue", "red red green", None, "blue"],
+        }
+    )
+    write_parquet(table.slice(0, 2), tmp_path / "t" / "part-00000.parquet")
+    write_parquet(table.slice(2), tmp_path / "t" / "part-00001.parquet")
+    partials = [shard_partial(s, tmp_path / "t", ("x",), with_text=True) for s in (0, 1)]
+    merged = merge_partials(partials, ("x",))
+    edges = {"x": histogram_edges(merged["x"], 5)}
+    assert edges["x"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    counts = [shard_histograms(s, tmp_path / "t", edges)["x"] for s in (0, 1)]
+    assert np.sum(counts, axis=0).tolist() == [2, 1, 0, 0, 1]
+    doc = statistics_document(
+        partials, ("x",), "train", {"x": (edges["x"], [2, 1, 0, 0, 1])}, 2, True
+    )
+    assert doc["text"]["document_frequency_top_k"] == [["blue", 2], ["red", 2]]
+    assert doc["text"]["documents"] == 3 and doc["text"]["words"]["maximum"] == 3.0
+    assert doc["fitted_on"] == {
+        "split": "train",
+        "rows": 4,
+        "fingerprint": split_fingerprint(partials),
+    }

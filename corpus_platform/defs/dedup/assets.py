@@ -12,6 +12,7 @@ from corpus_platform.kernels.dedup import (
     build_clusters,
     candidate_pairs,
     cluster_sizes,
+    entities_of,
     exact_duplicate_groups,
     membership_table,
     pairs_table,
@@ -52,6 +53,7 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         clusters = build_clusters(
             exact_duplicate_groups(scratch, config.num_shards), scored, params.threshold
         )
+        entity_of = entities_of(set(clusters.cluster_of), scratch, config.num_shards)
     with staged_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
         write = partial(
             write_dedup_shard,
@@ -62,7 +64,8 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         )
         rows = engine.map_shards(write, shards)
         write_parquet(
-            membership_table(clusters, params.mode), staging / "clusters" / "membership.parquet"
+            membership_table(clusters, params.mode, entity_of),
+            staging / "clusters" / "membership.parquet",
         )
         write_parquet(
             pairs_table(scored, params.pair_threshold), staging / "pairs" / "similar_pairs.parquet"

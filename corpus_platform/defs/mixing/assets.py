@@ -1,17 +1,32 @@
-"""training_mix: rows drawn from the normalized train split by per-source proportions."""
+"""training_mix: decontaminated train rows drawn by per-source proportions."""
 
 from collections import Counter
 from functools import partial
 
 import dagster as dg
 
-from corpus_platform.defs.names import MIX_PROPORTIONS, NORMALIZED_SPLITS, TRAINING_MIX
+from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.names import (
+    MIX_PROPORTIONS,
+    NO_BENCHMARK_OVERLAP,
+    NORMALIZED_SPLITS,
+    TRAINING_MIX,
+)
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.mix import mix_shard, plan_rates, source_counts
+from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets, load_eval_ngrams
+from corpus_platform.kernels.mix import decontaminate_shard, mix_shard, plan_rates, source_counts
 from corpus_platform.store.datasets import MANIFEST, iter_shards, staged_folder, write_json
 
 TRAIN = "train"
+
+
+def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
+    """The hashed n-grams of every configured evaluation set."""
+    settings = config.decontamination
+    return load_eval_ngrams(
+        corpus.root_path, settings.eval_sets, settings.text_column, settings.ngram
+    )
 
 
 @dg.asset(
@@ -19,25 +34,51 @@ TRAIN = "train"
     deps=[NORMALIZED_SPLITS],
     group_name="mix",
     kinds={"parquet", "dvc"},
-    description="The training set: normalized train rows drawn per source by the configured "
-    "proportions; each row carries how many times it was drawn (times_drawn).",
+    description="The training set: normalized train rows, minus rows sharing a word n-gram with an "
+    "evaluation set (decontamination.action: drop; kept aside under contaminated/), drawn per "
+    "source by the configured proportions; each row carries times_drawn.",
 )
 def training_mix(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
-    train = corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN
-    available = source_counts(train, config.num_shards)
-    rates = plan_rates(available, config.mix.proportions, config.mix.total_rows)
-    with staged_folder(corpus.stage_dir(TRAINING_MIX)) as staging:
-        task = partial(mix_shard, folder=train, staging=staging, rates=rates, seed=config.seed)
+    train, engine, shards = (
+        corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN,
+        corpus.engine(config),
+        range(config.num_shards),
+    )
+    settings = config.decontamination
+    with (
+        corpus.scratch(TRAINING_MIX) as scratch,
+        staged_folder(corpus.stage_dir(TRAINING_MIX)) as staging,
+    ):
+        clean = partial(
+            decontaminate_shard,
+            folder=train,
+            clean=scratch,
+            removed=staging / "contaminated",
+            eval_ngrams=eval_ngrams(corpus, config),
+            ngram=settings.ngram,
+            drop=settings.action == "drop",
+        )
+        available, contaminated = Counter(), Counter()
+        for per_source, per_set in engine.map_shards(clean, shards):
+            available.update(per_source)
+            contaminated.update(per_set)
+        rates = plan_rates(
+            dict(sorted(available.items())), config.mix.proportions, config.mix.total_rows
+        )
         drawn: Counter[str] = Counter()
-        for per_source in corpus.engine(config).map_shards(task, range(config.num_shards)):
+        for per_source in engine.map_shards(
+            partial(mix_shard, folder=scratch, staging=staging, rates=rates, seed=config.seed),
+            shards,
+        ):
             drawn.update(per_source)
-        total = sum(drawn.values())
         counts = {
-            "rows": total,
-            "available_per_source": available,
+            "rows": sum(drawn.values()),
+            "available_per_source": dict(sorted(available.items())),
             "rates": {s: round(r, 6) for s, r in rates.items()},
             "drawn_per_source": dict(sorted(drawn.items())),
+            "contaminated_rows_per_eval_set": dict(sorted(contaminated.items())),
+            "decontamination_action": settings.action,
         }
         write_json(counts, staging / MANIFEST)
     return publish(corpus, config, TRAINING_MIX, [NORMALIZED_SPLITS], counts)
@@ -70,5 +111,41 @@ def mix_proportions_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResu
             f"tolerance {config.mix.tolerance}",
             "achieved": {s: round(drawn.get(s, 0) / total, 4) for s in sorted(target)},
             "target": {s: round(p, 4) for s, p in sorted(target.items())},
+        },
+    )
+
+
+@dg.asset_check(asset=TRAINING_MIX, name=NO_BENCHMARK_OVERLAP, blocking=True)
+def no_benchmark_ngram_overlap(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """No training row shares a word n-gram with any configured evaluation set."""
+    config = corpus.load()
+    settings = config.decontamination
+    if not settings.eval_sets:
+        return dg.AssetCheckResult(
+            passed=True, metadata={"verdict": "no evaluation sets configured"}
+        )
+    ngrams = eval_ngrams(corpus, config)
+    hits: Counter[str] = Counter()
+    examples: list[str] = []
+    rows = dirty = 0
+    for _, table in iter_shards(
+        corpus.stage_dir(TRAINING_MIX), config.num_shards, ["doc_id", "text"]
+    ):
+        for doc_id, text in zip(
+            table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True
+        ):
+            rows += 1
+            found = contaminating_sets(text, ngrams, settings.ngram)
+            hits.update(found)
+            dirty += bool(found)
+            if found and len(examples) < 10:
+                examples.append(f"{doc_id}: {', '.join(found)}")
+    return dg.AssetCheckResult(
+        passed=not hits,
+        metadata={
+            "verdict": f"training rows sharing a {settings.ngram}-gram with an evaluation set: "
+            f"{dirty} of {rows}",
+            "hits_per_eval_set": {name: hits.get(name, 0) for name in sorted(settings.eval_sets)},
+            "offenders": examples,
         },
     )

@@ -1,18 +1,31 @@
-"""Blocking checks that no entity, cluster or similar pair crosses a split boundary."""
+"""Blocking checks on split_documents: nothing that could leak crosses a split boundary."""
+
+from collections import Counter
+from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.config import SPLITS
+from corpus_platform.config import SPLITS, CorpusConfig
 from corpus_platform.defs.names import (
+    ASOF_CAUSALITY,
     DEDUPLICATED_DOCUMENTS,
     NO_CLUSTER_IN_TWO_SPLITS,
     NO_ENTITY_IN_TWO_SPLITS,
+    NO_NEAR_DUPLICATE_ACROSS_SPLITS,
     SPLIT_DOCUMENTS,
     SPLIT_RATIOS,
+    TEMPORAL_ORDER,
 )
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels import asof
+from corpus_platform.kernels.dedup import DedupParams, held_out_neighbours
+from corpus_platform.kernels.hashing import unit_interval
 from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs
+from corpus_platform.kernels.split import bucket_bounds, split_of
+from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
 from corpus_platform.store.datasets import iter_shards, read_parquet
+
+ASOF_SAMPLE_RATE = 0.1
 
 
 @dg.asset_check(asset=SPLIT_DOCUMENTS, name=NO_ENTITY_IN_TWO_SPLITS, blocking=True)
@@ -48,24 +61,120 @@ def no_cluster_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     )
 
 
+@dg.asset_check(asset=SPLIT_DOCUMENTS, name=NO_NEAR_DUPLICATE_ACROSS_SPLITS, blocking=True)
+def no_train_neighbour_of_held_out_rows(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """No validation or test row finds a train row at or above the split's similarity
+    threshold when queried against a datasketch MinHashLSH index of train."""
+    config = corpus.load()
+    params = DedupParams(
+        num_perm=config.dedup.num_perm,
+        shingle_size=config.dedup.shingle_size,
+        threshold=config.dedup.threshold,
+        pair_threshold=config.split.similarity_threshold,
+        seed=config.seed,
+    )
+    queried, hits, examples = held_out_neighbours(
+        corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, params, ("validation", "test")
+    )
+    return dg.AssetCheckResult(
+        passed=hits == 0,
+        metadata={
+            "verdict": f"held-out rows with a train neighbour at Jaccard >= "
+            f"{params.pair_threshold}: {hits} of {queried}",
+            "offenders": examples,
+        },
+    )
+
+
+def _component_shares(root: Path, config: CorpusConfig) -> Counter[str]:
+    """Distinct components per split as their buckets assign them, dropped rows included."""
+    bounds = bucket_bounds(config.split.ratios)
+    seen: dict[str, str] = {}
+    for folder in [*SPLITS, "dropped"]:
+        for _, table in iter_shards(root / folder, config.num_shards, ["component", "bucket"]):
+            pairs = zip(
+                table.column("component").to_pylist(),
+                table.column("bucket").to_pylist(),
+                strict=True,
+            )
+            seen.update((c, split_of(b, bounds)) for c, b in pairs)
+    return Counter(seen.values())
+
+
 @dg.asset_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS, blocking=True)
 def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
-    """Each split's share of rows is within ``split.tolerance`` of its configured ratio."""
+    """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
+    ``time_group`` mode (where windows drop rows by design) shares of components by bucket."""
     config = corpus.load()
     root = corpus.stage_dir(SPLIT_DOCUMENTS)
-    sizes = {
-        name: sum(len(t) for _, t in iter_shards(root / name, config.num_shards, ["doc_id"]))
-        for name in SPLITS
-    }
+    by_component = config.split.mode == "time_group"
+    if by_component:
+        sizes = _component_shares(root, config)
+    else:
+        sizes = Counter(
+            {
+                n: sum(len(t) for _, t in iter_shards(root / n, config.num_shards, ["doc_id"]))
+                for n in SPLITS
+            }
+        )
     total = sum(sizes.values()) or 1
     achieved = {name: sizes[name] / total for name in SPLITS}
     worst = max(abs(achieved[n] - config.split.ratios[n]) for n in SPLITS)
-    table = ", ".join(f"{n} {achieved[n]:.3f} (want {config.split.ratios[n]:.3f})" for n in SPLITS)
+    unit = "component" if by_component else "row"
     return dg.AssetCheckResult(
         passed=worst <= config.split.tolerance,
         metadata={
-            "verdict": f"largest deviation {worst:.3f}, tolerance {config.split.tolerance}",
-            "achieved": table,
-            "rows": sizes,
+            "verdict": f"largest deviation of {unit} shares {worst:.3f}, "
+            f"tolerance {config.split.tolerance}",
+            "achieved": ", ".join(
+                f"{n} {achieved[n]:.3f} (want {config.split.ratios[n]:.3f})" for n in SPLITS
+            ),
+            f"{unit}s": {n: sizes[n] for n in SPLITS},
+        },
+    )
+
+
+@dg.asset_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER, blocking=True)
+def temporal_order(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """Time modes: the last train row (plus the gap) precedes the first validation and test row,
+    and validation precedes test, ordered by (timestamp, doc_id)."""
+    config = corpus.load()
+    if not config.split.uses_time:
+        return dg.AssetCheckResult(
+            passed=True,
+            metadata={"verdict": f"split.mode {config.split.mode}: no time order promised"},
+        )
+    gap = round(config.split.gap_days * MICROS_PER_DAY)
+    report = check_order(corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, gap)
+    bounds = {k: None if v is None else [list(v[0]), list(v[1])] for k, v in report.bounds.items()}
+    verdict = (
+        "time never runs backwards across splits" if report.passed else "; ".join(report.violations)
+    )
+    return dg.AssetCheckResult(
+        passed=report.passed, metadata={"verdict": verdict, "first_last_keys": bounds}
+    )
+
+
+@dg.asset_check(asset=SPLIT_DOCUMENTS, name=ASOF_CAUSALITY, blocking=True)
+def asof_features_causal(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """A deterministic sample of as-of features equals a brute-force recomputation from the
+    entity's strictly earlier rows."""
+    config = corpus.load()
+    if not config.asof_features:
+        return dg.AssetCheckResult(passed=True, metadata={"verdict": "no as-of features declared"})
+    root = corpus.stage_dir(SPLIT_DOCUMENTS)
+    checked, mismatches = asof.sample_check(
+        [root / name for name in SPLITS],
+        corpus.stage_dir(DEDUPLICATED_DOCUMENTS),
+        config.num_shards,
+        config.asof_features,
+        lambda doc_id: unit_interval(doc_id, config.seed, "asof-check") < ASOF_SAMPLE_RATE,
+    )
+    return dg.AssetCheckResult(
+        passed=checked > 0 and not mismatches,
+        metadata={
+            "verdict": f"as-of values differing from brute force: {len(mismatches)} of "
+            f"{checked} sampled rows",
+            "mismatches": mismatches,
         },
     )

@@ -3,13 +3,21 @@
 from functools import partial
 
 import dagster as dg
+import numpy as np
 
 from corpus_platform.config import SPLITS
 from corpus_platform.defs.names import FITTED_STATISTICS, NORMALIZED_SPLITS, SPLIT_DOCUMENTS
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.hashing import stable_hex
-from corpus_platform.kernels.stats import normalize_shard, shard_partial, statistics_document
+from corpus_platform.kernels.stats import (
+    histogram_edges,
+    merge_partials,
+    normalize_shard,
+    shard_histograms,
+    shard_partial,
+    statistics_document,
+)
 from corpus_platform.store.datasets import MANIFEST, read_json, staged_folder, write_json
 
 STATISTICS_FILE = "statistics.json"
@@ -26,20 +34,43 @@ TRAIN = "train"
 )
 def fitted_statistics(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
-    train = corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN
-    task = partial(shard_partial, folder=train, features=config.input.features)
-    partials = corpus.engine(config).map_shards(task, range(config.num_shards))
-    document = statistics_document(partials, config.input.features, TRAIN)
+    train, engine, shards = (
+        corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN,
+        corpus.engine(config),
+        range(config.num_shards),
+    )
+    features, with_text = config.feature_columns, "text" in config.input.columns
+    partials = engine.map_shards(
+        partial(shard_partial, folder=train, features=features, with_text=with_text), shards
+    )
+    merged = merge_partials(partials, features)
+    edges = {
+        name: histogram_edges(merged[name], config.statistics.histogram_bins) for name in features
+    }
+    counts_per_shard = engine.map_shards(
+        partial(shard_histograms, folder=train, edges=edges), shards
+    )
+    histograms = {
+        name: (
+            edges[name],
+            np.sum([c[name] for c in counts_per_shard], axis=0, dtype=np.int64).tolist()
+            if edges[name]
+            else [],
+        )
+        for name in features
+    }
+    document = statistics_document(
+        partials, features, TRAIN, histograms, config.statistics.top_k_tokens, with_text
+    )
     with staged_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
         write_json(document, staging / STATISTICS_FILE)
     counts = {"rows": document["fitted_on"]["rows"], "fitted_on": document["fitted_on"]}
+    summary = {
+        name: {k: v for k, v in stats.items() if k != "histogram"}
+        for name, stats in document["features"].items()
+    }
     return publish(
-        corpus,
-        config,
-        FITTED_STATISTICS,
-        [SPLIT_DOCUMENTS],
-        counts,
-        {"statistics": document["features"]},
+        corpus, config, FITTED_STATISTICS, [SPLIT_DOCUMENTS], counts, {"statistics": summary}
     )
 
 

@@ -1,18 +1,33 @@
-"""The statistics were fitted on exactly the train split, and a recomputation agrees."""
+"""Statistics were fitted on exactly the train split, and every split uses them frozen."""
 
 import math
+from collections import Counter
 
 import dagster as dg
 import numpy as np
 
-from corpus_platform.defs.names import FITTED_ON_TRAIN, FITTED_STATISTICS, SPLIT_DOCUMENTS
+from corpus_platform.config import SPLITS
+from corpus_platform.defs.names import (
+    FITTED_ON_TRAIN,
+    FITTED_STATISTICS,
+    NORMALIZED_SPLITS,
+    NORMALIZED_WITH_FROZEN_STATISTICS,
+    SPLIT_DOCUMENTS,
+)
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.statistics.assets import STATISTICS_FILE, TRAIN
-from corpus_platform.kernels.stats import shard_partial, split_fingerprint
-from corpus_platform.store.datasets import iter_shards, read_json
+from corpus_platform.kernels.stats import (
+    column_values,
+    document_frequencies,
+    shard_partial,
+    split_fingerprint,
+)
+from corpus_platform.store.datasets import iter_shards, read_json, read_shard
+
+CLOSE = {"rel_tol": 1e-9, "abs_tol": 1e-9}
 
 
-def _direct_moments(values: np.ndarray) -> dict[str, float]:
+def _direct(values: np.ndarray, edges: list[float]) -> dict[str, object]:
     values = values[~np.isnan(values)]
     if values.size == 0:
         return {"count": 0}
@@ -22,44 +37,105 @@ def _direct_moments(values: np.ndarray) -> dict[str, float]:
         "std": float(values.std()),
         "minimum": float(values.min()),
         "maximum": float(values.max()),
+        "histogram": np.histogram(values, bins=edges)[0].tolist(),
     }
+
+
+def _differences(name: str, fitted: dict, direct: dict[str, object]) -> list[str]:
+    out = []
+    for key, value in direct.items():
+        stored = fitted["histogram"]["counts"] if key == "histogram" else fitted[key]
+        same = (
+            stored == value
+            if key in ("histogram", "count")
+            else math.isclose(stored, value, **CLOSE)
+        )
+        if not same:
+            out.append(f"{name}.{key}: fitted {stored} != recomputed {value}")
+    return out
 
 
 @dg.asset_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN, blocking=True)
 def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
     """The fit's fingerprint equals the current train split's, and numpy over all train rows
-    (an independent, non-streaming recomputation) gives the same numbers."""
+    at once (an independent, non-streaming recomputation) gives the same statistics."""
     config = corpus.load()
     train = corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN
     fitted = read_json(corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE)
-    partials = [shard_partial(s, train, ()) for s in range(config.num_shards)]
-    current = split_fingerprint(partials)
-    columns = {name: [] for name in config.input.features}
-    for _, table in iter_shards(train, config.num_shards, list(config.input.features)):
-        for name in columns:
-            columns[name].append(
-                table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
-            )
+    current = split_fingerprint([shard_partial(s, train, ()) for s in range(config.num_shards)])
+    with_text = "text" in fitted
+    columns = [*config.feature_columns, *(["text"] if with_text else [])]
+    tables = [t for _, t in iter_shards(train, config.num_shards, columns)]
     mismatches = []
-    for name, chunks in columns.items():
-        direct = _direct_moments(np.concatenate(chunks) if chunks else np.array([]))
-        for key, value in direct.items():
-            if not math.isclose(fitted["features"][name][key], value, rel_tol=1e-9, abs_tol=1e-12):
-                mismatches.append(
-                    f"{name}.{key}: fitted {fitted['features'][name][key]} != {value}"
-                )
-    rows = sum(p.rows for p in partials)
+    for name in config.feature_columns:
+        values = (
+            np.concatenate([column_values(t, name) for t in tables]) if tables else np.array([])
+        )
+        mismatches += _differences(
+            name,
+            fitted["features"][name],
+            _direct(values, fitted["features"][name]["histogram"]["edges"]),
+        )
+    if with_text:
+        texts = [t for table in tables for t in table.column("text").to_pylist() if t is not None]
+        top = fitted["text"]["document_frequency_top_k"]
+        recount = document_frequencies(texts)
+        wrong = [token for token, count in top if recount[token] != count]
+        expected = sorted(recount.items(), key=lambda kv: (-kv[1], kv[0]))[: len(top)]
+        if wrong or [list(kv) for kv in expected] != top:
+            mismatches.append(f"document frequencies differ for {wrong[:5] or 'the top-K ranking'}")
+        if fitted["text"]["documents"] != len(texts):
+            mismatches.append(
+                f"text documents: fitted {fitted['text']['documents']} != {len(texts)}"
+            )
     same_rows = (
         fitted["fitted_on"]["fingerprint"] == current and fitted["fitted_on"]["split"] == TRAIN
     )
+    rows = sum(len(t) for t in tables)
     return dg.AssetCheckResult(
         passed=same_rows and not mismatches,
         metadata={
             "verdict": f"fitted on {fitted['fitted_on']['rows']} rows of "
-            f"{fitted['fitted_on']['split']}; "
-            f"train split now has {rows} rows; fingerprints {'match' if same_rows else 'differ'}",
+            f"{fitted['fitted_on']['split']}; train "
+            f"split now has {rows} rows; fingerprints {'match' if same_rows else 'differ'}; "
+            f"recomputation mismatches: {len(mismatches)}",
             "fitted_fingerprint": fitted["fitted_on"]["fingerprint"],
             "train_fingerprint": current,
             "recomputation_mismatches": mismatches[:10],
+        },
+    )
+
+
+@dg.asset_check(asset=NORMALIZED_SPLITS, name=NORMALIZED_WITH_FROZEN_STATISTICS, blocking=True)
+def normalized_with_frozen_train_statistics(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """Every split's normalized features equal (x - train mean) / train std: no split refits."""
+    config = corpus.load()
+    features = read_json(corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE)["features"]
+    checked: Counter[str] = Counter()
+    bad: list[str] = []
+    for name in SPLITS:
+        for shard in range(config.num_shards):
+            raw = read_shard(corpus.stage_dir(SPLIT_DOCUMENTS) / name, shard, ["doc_id", *features])
+            done = read_shard(
+                corpus.stage_dir(NORMALIZED_SPLITS) / name, shard, ["doc_id", *features]
+            )
+            if raw.column("doc_id") != done.column("doc_id"):
+                bad.append(f"{name} shard {shard}: rows differ from split_documents")
+                continue
+            for feature, stats in features.items():
+                expected = (column_values(raw, feature) - stats["mean"]) / (stats["std"] or 1.0)
+                if not np.allclose(
+                    column_values(done, feature), expected, rtol=1e-12, atol=1e-12, equal_nan=True
+                ):
+                    bad.append(
+                        f"{name} shard {shard}: {feature} not scaled by the frozen train statistics"
+                    )
+            checked[name] += len(raw)
+    return dg.AssetCheckResult(
+        passed=not bad,
+        metadata={
+            "verdict": f"shards not normalized with the frozen train statistics: {len(bad)}",
+            "rows_checked": dict(checked),
+            "offenders": bad[:10],
         },
     )
