@@ -6,9 +6,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from corpus_platform.config import ConfigError, load_config
+from corpus_platform.config import load_config
+from corpus_platform.redact import CorpusError
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
+from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import list_snapshots
+from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -62,6 +65,61 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_checkout(args: argparse.Namespace) -> int:
+    """Restore a snapshot (and with --with-upstream its chain and inputs) from DVC."""
+    from corpus_platform.audit import checkout
+
+    for path, snapshot in checkout(Path(args.root).resolve(), args.snapshot, args.with_upstream):
+        print(f"restored {path} to {snapshot}")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Rebuild a snapshot's chain in a scratch project and compare stage by stage."""
+    from corpus_platform.audit import replay
+
+    report = replay(Path(args.root).resolve(), args.snapshot)
+    print(report.render())
+    return 0 if report.ok else 1
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Print every decision made about one row."""
+    from corpus_platform.trace import trace
+
+    print(trace(Path(args.root).resolve(), args.doc_id, args.config))
+    return 0
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    """Print the lineage report of a snapshot."""
+    print(lineage_report(Path(args.root).resolve(), args.snapshot))
+    return 0
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    """Pin a snapshot by name so that gc keeps it and everything it needs."""
+    snapshot = pin_snapshot(Path(args.root).resolve(), args.snapshot, args.name)
+    print(f"pinned {snapshot} as {args.name!r}")
+    return 0
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    """Delete snapshots beyond the newest N per asset, never a pinned one or what it needs."""
+    root = Path(args.root).resolve()
+    plan = plan_gc(root, args.keep)
+    for snapshot, why in plan.keep.items():
+        print(f"keep   {snapshot}: {why}")
+    for snapshot in plan.delete:
+        print(f"delete {snapshot}")
+    if args.dry_run:
+        print("dry run: nothing deleted")
+        return 0
+    removed = collect(root, plan)
+    print(f"deleted {len(plan.delete)} snapshot(s), {removed} object file(s) from cache and remote")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``corpus``."""
     top = argparse.ArgumentParser(prog="corpus", description=__doc__)
@@ -84,6 +142,27 @@ def parser() -> argparse.ArgumentParser:
     snaps.add_argument("asset", nargs="?", help="only this asset")
     snaps.add_argument("--root", default=".", help="project folder")
     snaps.set_defaults(func=cmd_snapshots)
+
+    def add(name: str, func, help_text: str, *positional: str) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=help_text)
+        for arg in positional:
+            command.add_argument(arg)
+        command.add_argument("--root", default=".", help="project folder")
+        command.set_defaults(func=func)
+        return command
+
+    add("checkout", cmd_checkout, "restore a snapshot from DVC", "snapshot").add_argument(
+        "--with-upstream", action="store_true", help="also restore its chain and its raw inputs"
+    )
+    add("replay", cmd_replay, "rebuild a snapshot and compare it stage by stage", "snapshot")
+    add("trace", cmd_trace, "every decision made about one row", "doc_id").add_argument(
+        "--config", default="corpus.yaml", help="config file, relative to --root"
+    )
+    add("lineage", cmd_lineage, "how a snapshot was made", "snapshot")
+    add("pin", cmd_pin, "pin a snapshot by name (gc keeps it)", "snapshot", "name")
+    gc = add("gc", cmd_gc, "delete old snapshots' objects from cache and remote")
+    gc.add_argument("--keep", type=int, required=True, help="newest snapshots to keep per asset")
+    gc.add_argument("--dry-run", action="store_true", help="only print the plan")
     return top
 
 
@@ -92,8 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except ConfigError as error:
-        print(error, file=sys.stderr)
+    except CorpusError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
 
 

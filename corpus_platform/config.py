@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from corpus_platform.kernels.hashing import stable_hex
+from corpus_platform.redact import CorpusError, redact
 
 CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label")
 SPLITS = ("train", "validation", "test")
@@ -23,7 +24,7 @@ Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
-class ConfigError(ValueError):
+class ConfigError(CorpusError):
     """A corpus.yaml that cannot be used; the message says where and how to fix it."""
 
 
@@ -180,6 +181,7 @@ class CorpusConfig(_Model):
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
+    annotations: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _thresholds(self) -> CorpusConfig:
@@ -211,8 +213,14 @@ class CorpusConfig(_Model):
         return (*self.input.features, *(f.name for f in self.asof_features))
 
     def canonical_json(self) -> str:
-        """The config as canonical JSON (sorted keys), the input of :meth:`config_hash`."""
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """The settings that shape outputs as canonical JSON (sorted keys; no annotations)."""
+        data = self.model_dump(mode="json", exclude={"annotations"})
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+    def recorded(self) -> dict[str, object]:
+        """The config as recorded with snapshots: every setting, secrets and personal data
+        redacted. Annotations never affect outputs, so replaying it gives the same hash."""
+        return redact(self.model_dump(mode="json"))
 
     def config_hash(self) -> str:
         """A stable digest of every setting; equal configs hash equal on every machine."""
@@ -226,7 +234,7 @@ def _describe(error: ValidationError, source: str) -> str:
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field; remove it or check its spelling against the README"
-        got = item.get("input")
+        got = redact(item.get("input"), str(item["loc"][-1]) if item["loc"] else "")
         lines.append(f"  {where}: {message}" + ("" if isinstance(got, dict) else f" (got {got!r})"))
     return "\n".join(lines)
 

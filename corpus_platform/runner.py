@@ -30,6 +30,7 @@ class BuildReport:
     materialized: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: list[CheckVerdict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    selected: tuple[str, ...] = STAGES
 
     def check(self, name: str) -> CheckVerdict:
         """The verdict of the check called ``name``."""
@@ -40,14 +41,14 @@ class BuildReport:
         """True when the run succeeded, every stage materialized and every check passed."""
         return (
             self.success
-            and all(stage in self.materialized for stage in STAGES)
+            and all(stage in self.materialized for stage in self.selected)
             and all(c.passed for c in self.checks)
         )
 
     def render(self) -> str:
         """The human summary printed by ``corpus run``."""
         lines = [f"{'stage':<24} {'rows':>8}  snapshot", "-" * 72]
-        for stage in STAGES:
+        for stage in self.selected:
             meta = self.materialized.get(stage)
             if meta is None:
                 lines.append(f"{stage:<24} {'-':>8}  NOT MATERIALIZED (blocked or failed)")
@@ -162,4 +163,6 @@ def run_build(
         asset_selection=[dg.AssetKey(name) for name in assets] if assets else None,
         run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
     )
-    return summarize(result)
+    report = summarize(result)
+    report.selected = tuple(s for s in STAGES if not assets or s in assets)
+    return report

@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-SOURCES = {"web": 70, "wiki": 40, "code": 30}  # source -> number of entities
+SOURCES = {"web": 150, "wiki": 90, "code": 60}  # source -> number of entities
 START = datetime(2023, 1, 1, tzinfo=UTC)
 
 
@@ -150,8 +150,8 @@ class _Writer:
         return " ".join(words)
 
 
-def generate(seed: int = 7, rows_per_entity: tuple[int, int] = (12, 28)) -> SampleCorpus:
-    """Generate the sample corpus (about 3,000 rows with the defaults)."""
+def generate(seed: int = 7, rows_per_entity: tuple[int, int] = (6, 14)) -> SampleCorpus:
+    """Generate the sample corpus (about 3,000 rows and 300 entities with the defaults)."""
     w = _Writer(seed)
     corpus = SampleCorpus()
     for source, entities in SOURCES.items():
@@ -162,15 +162,18 @@ def generate(seed: int = 7, rows_per_entity: tuple[int, int] = (12, 28)) -> Samp
                 corpus.rows.append(w.row(source, entity, text))
     originals = [r for r in corpus.rows if r.src != "code"]
     entities = sorted({r.author for r in corpus.rows})
+    # Most copies stay with their entity; a few cross entities, as reposts do. Too many
+    # cross-entity links would merge most entities into one component and skew the split.
     for base in w.rng.sample(originals, 60):
         text = base.body if w.rng.random() < 0.5 else "  " + base.body.upper().replace(" ", "   ")
-        other = base.author if w.rng.random() < 0.5 else w.rng.choice(entities)
+        other = base.author if w.rng.random() < 0.8 else w.rng.choice(entities)
         corpus.rows.append(w.row(base.src, other, text, "exact_duplicate"))
     for base in w.rng.sample(originals, 80):
-        other = base.author if w.rng.random() < 0.5 else w.rng.choice(entities)
+        other = base.author if w.rng.random() < 0.8 else w.rng.choice(entities)
         corpus.rows.append(w.row(base.src, other, w.edit(base.body, 1), "near_duplicate"))
     for base in w.rng.sample(originals, 40):
-        corpus.rows.append(w.row(base.src, w.rng.choice(entities), w.edit(base.body, 5), "similar"))
+        other = base.author if w.rng.random() < 0.5 else w.rng.choice(entities)
+        corpus.rows.append(w.row(base.src, other, w.edit(base.body, 5), "similar"))
     for _ in range(40):
         corpus.rows.append(
             w.row("web", w.rng.choice(entities), " ".join(w.words(6)) + ".", "short")
@@ -188,7 +191,7 @@ def _jsonl(rows: list[SampleRow]) -> bytes:
 
 
 def write_sample(
-    out: Path, seed: int = 7, rows_per_entity: tuple[int, int] = (12, 28)
+    out: Path, seed: int = 7, rows_per_entity: tuple[int, int] = (6, 14)
 ) -> dict[str, int]:
     """Write the sample corpus under ``out`` in jsonl, jsonl.gz, parquet and csv.
 

@@ -51,7 +51,7 @@ def test_sample_then_run_prints_the_summary(project) -> None:
     out = built.stdout
     assert "result: every stage built, every check passed" in out
     assert (
-        "PASS split_documents.no_entity_in_two_splits: entities in more than one split: 0 of 140"
+        "PASS split_documents.no_entity_in_two_splits: entities in more than one split: 0 of 300"
         in out
     )
     assert "removed per filter: duplicate_line_fraction 40, min_chars 40" in out

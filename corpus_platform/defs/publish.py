@@ -1,17 +1,20 @@
 """Pin a published stage folder with DVC and describe it in the materialization metadata."""
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.redact import redact
+from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
-from corpus_platform.store.registry import record_snapshot
+from corpus_platform.store.registry import CHECK, append_record, record_snapshot
 from corpus_platform.store.snapshots import current_snapshot, ensure_dvc_project, pin
 
-RAW_SNAPSHOT = "raw"
 DEFAULT_REMOTE = ".dvc-storage"
 
 
@@ -35,21 +38,22 @@ def publish(
     counts: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
     check_results: Sequence[dg.AssetCheckResult] = (),
+    inputs: Mapping[str, Path] | None = None,
 ) -> dg.MaterializeResult:
     """Pin ``data/<asset>`` with DVC, record it in the registry and build the result.
 
     ``counts`` (JSON-ready numbers) go to the metadata and the registry; ``extra`` (tables,
     markdown, images) only to the metadata. The metadata carries the snapshot id, the upstream
     snapshot ids, the config hash, the code version and the environment digest; a result missing
-    any of them is refused.
+    any of them is refused. ``inputs`` (raw files, evaluation sets) are pinned too and recorded
+    among the upstream snapshots. Everything recorded is redacted first.
     """
     root = project.root_path
     ensure_dvc_project(root, root / DEFAULT_REMOTE)
-    upstream_ids = (
-        {RAW_SNAPSHOT: pin(root, project.raw_dir(config))}
-        if asset == "raw_documents"
-        else upstream_snapshots(project, upstream)
-    )
+    upstream_ids = {
+        **upstream_snapshots(project, upstream),
+        **{name: pin(root, path) for name, path in sorted((inputs or {}).items())},
+    }
     snapshot = pin(root, project.stage_dir(asset))
     code = code_version()
     provenance = {
@@ -61,11 +65,32 @@ def publish(
         "environment_digest": environment_digest(),
     }
     require_provenance(provenance)
-    record_snapshot(root, {"asset": asset, **provenance, "counts": dict(counts)})
+    counts = redact(dict(counts))
+    record_snapshot(
+        root, {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
+    )
+    checks = []
+    for result in check_results:
+        metadata = redact(plain_metadata(dict(result.metadata)))
+        record = {
+            "asset": asset,
+            "check": result.check_name,
+            "snapshot_id": snapshot,
+            "passed": result.passed,
+        }
+        append_record(root, CHECK, {**record, "verdict": metadata.get("verdict", "")})
+        checks.append(
+            dg.AssetCheckResult(
+                passed=result.passed, check_name=result.check_name, metadata=metadata
+            )
+        )
     metadata: dict[str, Any] = {
         **provenance,
         "upstream_snapshots": dg.MetadataValue.json(upstream_ids),
         **counts,
         **(extra or {}),
+        "annotations": dg.MetadataValue.json(config.recorded()["annotations"]),
+        "lineage": dg.MetadataValue.md(lineage_report(root, snapshot)),
+        "replay_command": f"corpus replay {snapshot}",
     }
-    return dg.MaterializeResult(metadata=metadata, check_results=list(check_results))
+    return dg.MaterializeResult(metadata=metadata, check_results=checks)

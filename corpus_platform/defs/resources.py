@@ -9,6 +9,7 @@ import dagster as dg
 
 from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.kernels.engine import LocalEngine
+from corpus_platform.store.datasets import stage_path
 
 
 class CorpusProject(dg.ConfigurableResource):
@@ -33,7 +34,7 @@ class CorpusProject(dg.ConfigurableResource):
 
     def stage_dir(self, asset: str) -> Path:
         """The published folder of a stage, ``data/<asset>``."""
-        return self.root_path / "data" / asset
+        return stage_path(self.root_path, asset)
 
     def raw_dir(self, config: CorpusConfig) -> Path:
         """The folder of raw input files."""

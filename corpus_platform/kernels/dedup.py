@@ -3,14 +3,16 @@
 1. :func:`signature_shard`: per shard, word n-gram shingles, a datasketch MinHash per row and
    one LSH band key per band, written to scratch files.
 2. :func:`candidate_pairs`: band keys grouped across shards; rows sharing a key are candidates.
-3. :func:`score_pairs`: each candidate pair's Jaccard similarity estimated from signatures.
+3. :func:`score_pairs`: each candidate pair verified by the exact Jaccard similarity of its two
+   shingle sets, so MinHash's estimation noise costs no precision.
 4. :func:`build_clusters`: union-find over exact-duplicate groups and pairs at or above the dedup
    threshold. A cluster is named by its smallest doc_id, which is also its representative.
 5. :func:`write_dedup_shard`: per shard, keep representatives (or everyone, in annotate mode) and
    stamp every row with its cluster id.
 
-The LSH is tuned for the split's lower similarity threshold, so the same pass yields the
-"similar pairs" the split stage uses to keep near-neighbours on one side.
+The LSH is tuned a little below the split's similarity threshold (itself below the dedup
+threshold), so the same pass yields, with high recall, the "similar pairs" the split stage uses
+to keep near-neighbours on one side.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from corpus_platform.kernels.hashing import normalize_text
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
 
+LSH_MARGIN = 0.1  # the LSH targets pair_threshold - 0.1 to raise recall at the threshold
 MAX_BUCKET_PAIRS = 64  # buckets larger than this are linked as a star around their first member
 
 
@@ -48,9 +51,15 @@ class DedupParams:
             raise ValueError("need 0 < pair_threshold <= threshold < 1")
 
     @property
+    def lsh_threshold(self) -> float:
+        """The Jaccard the LSH bands target: below ``pair_threshold`` so that pairs at the
+        threshold are almost always candidates (exact verification removes the extras)."""
+        return max(0.1, self.pair_threshold - LSH_MARGIN)
+
+    @property
     def bands(self) -> tuple[int, int]:
-        """(bands, rows per band) that datasketch finds optimal for ``pair_threshold``."""
-        lsh = MinHashLSH(threshold=self.pair_threshold, num_perm=self.num_perm)
+        """(bands, rows per band) that datasketch finds optimal for ``lsh_threshold``."""
+        lsh = MinHashLSH(threshold=self.lsh_threshold, num_perm=self.num_perm)
         return lsh.b, lsh.r
 
 
@@ -155,23 +164,35 @@ class ScoredPair:
     similarity: float
 
 
-def score_pairs(pairs: list[tuple[str, str]], scratch: Path, num_shards: int) -> list[ScoredPair]:
-    """Estimate each pair's Jaccard similarity from the two MinHash signatures."""
-    wanted = {d for pair in pairs for d in pair}
-    sigs: dict[str, tuple[str, np.ndarray]] = {}
-    for _, table in iter_shards(
-        scratch / "signatures", num_shards, ["doc_id", "entity", "signature"]
-    ):
-        found = table.filter(
-            pc.is_in(table.column("doc_id"), pa.array(sorted(wanted), pa.string()))
-        )
-        columns = (found.column(c).to_pylist() for c in ("doc_id", "entity", "signature"))
-        for doc_id, entity, sig in zip(*columns, strict=True):
-            sigs[doc_id] = (entity, np.frombuffer(sig, dtype=np.uint32))
+def shingle_set(text: str, size: int) -> frozenset[int]:
+    """64-bit hashes of the distinct word shingles of a text."""
+    return frozenset(xxhash.xxh3_64_intdigest(s) for s in shingles(text, size))
+
+
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    """Exact Jaccard similarity of two shingle sets."""
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
+def score_pairs(
+    pairs: list[tuple[str, str]], upstream: Path, num_shards: int, size: int
+) -> list[ScoredPair]:
+    """Verify candidate pairs by the exact Jaccard similarity of their shingle sets.
+
+    Only the texts of rows that occur in a candidate pair are read and shingled.
+    """
+    wanted = pa.array(sorted({d for pair in pairs for d in pair}), pa.string())
+    sets: dict[str, tuple[str, frozenset[int]]] = {}
+    for _, table in iter_shards(upstream, num_shards, ["doc_id", "entity", "text"]):
+        found = table.filter(pc.is_in(table.column("doc_id"), wanted))
+        columns = (found.column(c).to_pylist() for c in ("doc_id", "entity", "text"))
+        for doc_id, entity, text in zip(*columns, strict=True):
+            sets[doc_id] = (entity, shingle_set(text, size))
     scored = []
     for a, b in pairs:
-        (entity_a, sig_a), (entity_b, sig_b) = sigs[a], sigs[b]
-        scored.append(ScoredPair(a, b, entity_a, entity_b, float(np.mean(sig_a == sig_b))))
+        (entity_a, set_a), (entity_b, set_b) = sets[a], sets[b]
+        scored.append(ScoredPair(a, b, entity_a, entity_b, jaccard(set_a, set_b)))
     return scored
 
 
@@ -281,17 +302,21 @@ def held_out_neighbours(
 ) -> tuple[int, int, list[str]]:
     """Query every held-out row against a datasketch MinHashLSH index of the train split.
 
-    An independent check of the clustering and the split: it uses datasketch's own LSH index
-    and Jaccard estimate instead of the band grouping and union-find above.
+    An independent check of the clustering and the split: datasketch's own LSH index finds
+    candidates (instead of the band grouping above), and each is confirmed by exact Jaccard.
 
     Returns:
         (held-out rows queried, rows with a train neighbour at or above the split threshold,
         up to ten examples ``held_out_id~train_id``).
     """
-    index = MinHashLSH(threshold=params.pair_threshold, num_perm=params.num_perm)
+    index = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.num_perm)
     train: dict[str, MinHash] = {}
+    train_texts: dict[str, str] = {}
     for _, table in iter_shards(split_root / "train", num_shards, ["doc_id", "text"]):
         table = table.filter(pc.is_valid(table.column("text")))
+        train_texts.update(
+            zip(table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True)
+        )
         for doc_id, sig in zip(
             table.column("doc_id").to_pylist(),
             signatures(table.column("text").to_pylist(), params),
@@ -300,23 +325,35 @@ def held_out_neighbours(
             train[doc_id] = MinHash(num_perm=params.num_perm, hashvalues=sig, scheme="affine32")
             index.insert(doc_id, train[doc_id])
     queried, hits, examples = 0, 0, []
+    train_sets: dict[str, frozenset[int]] = {}
     for name in held_out:
         for _, table in iter_shards(split_root / name, num_shards, ["doc_id", "text"]):
             table = table.filter(pc.is_valid(table.column("text")))
-            for doc_id, sig in zip(
-                table.column("doc_id").to_pylist(),
-                signatures(table.column("text").to_pylist(), params),
-                strict=True,
-            ):
+            texts = table.column("text").to_pylist()
+            ids = table.column("doc_id").to_pylist()
+            for doc_id, text, sig in zip(ids, texts, signatures(texts, params), strict=True):
                 queried += 1
                 query = MinHash(num_perm=params.num_perm, hashvalues=sig, scheme="affine32")
-                close = sorted(
+                candidates = sorted(index.query(query))
+                if not candidates:
+                    continue
+                mine = shingle_set(text, params.shingle_size)
+                close = [
                     c
-                    for c in index.query(query)
-                    if query.jaccard(train[c]) >= params.pair_threshold
-                )
+                    for c in candidates
+                    if jaccard(mine, _train_set(c, train_sets, train_texts, params))
+                    >= params.pair_threshold
+                ]
                 if close:
                     hits += 1
                     if len(examples) < 10:
                         examples.append(f"{doc_id}~{close[0]}")
     return queried, hits, examples
+
+
+def _train_set(
+    doc_id: str, cache: dict[str, frozenset[int]], texts: dict[str, str], params: DedupParams
+) -> frozenset[int]:
+    if doc_id not in cache:
+        cache[doc_id] = shingle_set(texts[doc_id], params.shingle_size)
+    return cache[doc_id]

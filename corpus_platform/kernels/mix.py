@@ -19,10 +19,11 @@ import pyarrow.compute as pc
 
 from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets
 from corpus_platform.kernels.hashing import unit_interval
+from corpus_platform.redact import CorpusError
 from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
 
 
-class MixError(ValueError):
+class MixError(CorpusError):
     """Proportions that the train split cannot satisfy."""
 
 

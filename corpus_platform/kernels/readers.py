@@ -15,11 +15,13 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from corpus_platform.redact import CorpusError
+
 SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".csv")
 BATCH_ROWS = 10_000
 
 
-class InputError(ValueError):
+class InputError(CorpusError):
     """Raw input that cannot be ingested; the message names the file, the row and the fix."""
 
 

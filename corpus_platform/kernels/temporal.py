@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.config import SPLITS
+from corpus_platform.redact import CorpusError
 from corpus_platform.store.datasets import iter_shards
 
 HISTOGRAM_BINS = 4096
@@ -26,7 +27,7 @@ MICROS_PER_DAY = 86_400 * 1_000_000
 TimeKey = tuple[int, str]
 
 
-class TemporalError(ValueError):
+class TemporalError(CorpusError):
     """Rows that a time split cannot place (no timestamp)."""
 
 

@@ -14,10 +14,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from corpus_platform.kernels.hashing import shard_of
+
 MANIFEST = "_manifest.json"
+STAGE_ROOT = "data"
+
+
+def stage_path(root: Path, asset: str) -> Path:
+    """The published folder of a stage in the project at ``root``: ``data/<asset>``."""
+    return root / STAGE_ROOT / asset
 
 
 def part_name(shard: int) -> str:
@@ -34,6 +43,20 @@ def write_parquet(table: pa.Table, path: Path) -> None:
     """Write ``table`` with fixed options so equal tables give byte-identical files."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path, compression="zstd", write_statistics=True)
+
+
+def write_sharded(table: pa.Table, folder: Path, num_shards: int) -> None:
+    """Write a side table as one file per logical shard of its ``doc_id`` (all shards present)."""
+    shards = np.array(
+        [shard_of(d, num_shards) for d in table.column("doc_id").to_pylist()], dtype=np.int64
+    )
+    for shard in range(num_shards):
+        write_parquet(table.filter(pa.array(shards == shard)), part_path(folder, shard))
+
+
+def read_all_shards(folder: Path, num_shards: int) -> pa.Table:
+    """Every shard of a (small) side table, concatenated in shard order."""
+    return pa.concat_tables([table for _, table in iter_shards(folder, num_shards)])
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:

@@ -9,6 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 from corpus_platform.kernels.hashing import fingerprint
+from corpus_platform.redact import CorpusError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 REQUIRED_FIELDS = (
@@ -21,7 +22,7 @@ REQUIRED_FIELDS = (
 )
 
 
-class ProvenanceError(RuntimeError):
+class ProvenanceError(CorpusError):
     """A materialization is missing a provenance field and must not be recorded."""
 
 

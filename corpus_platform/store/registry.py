@@ -1,4 +1,9 @@
-"""The snapshot registry: an append-only JSON-lines file, readable without the web server."""
+"""The snapshot registry: an append-only JSON-lines file, readable without the web server.
+
+Three kinds of record: ``snapshot`` (one per materialization, with its provenance, counts and
+recorded config), ``check`` (one per check evaluation, against the snapshot it judged) and
+``pin`` / ``gc`` (retention decisions). Records are redacted before they are written.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+from corpus_platform.redact import CorpusError, redact
+
 REGISTRY_FILE = Path(".corpus") / "registry.jsonl"
+SNAPSHOT, CHECK, PIN, GC = "snapshot", "check", "pin", "gc"
+RAW_INPUT = "raw"
+EVAL_PREFIX = "eval:"
+
+
+def eval_input(name: str) -> str:
+    """The upstream name under which an evaluation set's snapshot is recorded."""
+    return f"{EVAL_PREFIX}{name}"
+
+
+def is_input(name: str) -> bool:
+    """True for upstream names that are pinned input files, not assets."""
+    return name == RAW_INPUT or name.startswith(EVAL_PREFIX)
+
+
+class RegistryError(CorpusError):
+    """A snapshot or name that the registry does not know."""
 
 
 def registry_path(root: Path) -> Path:
@@ -14,18 +38,84 @@ def registry_path(root: Path) -> Path:
     return root / REGISTRY_FILE
 
 
-def record_snapshot(root: Path, entry: dict[str, Any]) -> None:
-    """Append one snapshot record."""
+def append_record(root: Path, kind: str, entry: dict[str, Any]) -> None:
+    """Append one redacted record."""
     path = registry_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry, sort_keys=True) + "\n")
+        handle.write(json.dumps(redact({"kind": kind, **entry}), sort_keys=True) + "\n")
+
+
+def record_snapshot(root: Path, entry: dict[str, Any]) -> None:
+    """Append one snapshot record."""
+    append_record(root, SNAPSHOT, entry)
+
+
+def read_records(root: Path, kind: str | None = None) -> list[dict[str, Any]]:
+    """Every record, oldest first, optionally of one kind."""
+    path = registry_path(root)
+    if not path.is_file():
+        return []
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [r for r in records if kind is None or r.get("kind", SNAPSHOT) == kind]
 
 
 def list_snapshots(root: Path, asset: str | None = None) -> list[dict[str, Any]]:
     """Every recorded snapshot, oldest first, optionally of one asset."""
-    path = registry_path(root)
-    if not path.is_file():
-        return []
-    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return [e for e in entries if asset is None or e["asset"] == asset]
+    return [e for e in read_records(root, SNAPSHOT) if asset is None or e["asset"] == asset]
+
+
+def find_snapshot(root: Path, snapshot_id: str) -> dict[str, Any]:
+    """The newest record of a snapshot, by full id or a unique prefix of at least 6 characters.
+
+    Raises:
+        RegistryError: when nothing or more than one snapshot matches.
+    """
+    entries = list_snapshots(root)
+    exact = [e for e in entries if e["snapshot_id"] == snapshot_id]
+    if not exact and len(snapshot_id) >= 6:
+        exact = [e for e in entries if e["snapshot_id"].startswith(snapshot_id)]
+    ids = {e["snapshot_id"] for e in exact}
+    if not exact:
+        raise RegistryError(
+            f"snapshot {snapshot_id!r} is not in {registry_path(root)}; "
+            "list them with `corpus snapshots`"
+        )
+    if len(ids) > 1:
+        raise RegistryError(f"snapshot prefix {snapshot_id!r} is ambiguous: {sorted(ids)}")
+    return exact[-1]
+
+
+def chain(root: Path, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """``entry`` and every snapshot it was built from, upstream first (raw excluded)."""
+    ordered: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def visit(record: dict[str, Any]) -> None:
+        for name, upstream_id in sorted(record["upstream_snapshots"].items()):
+            if is_input(name) or upstream_id in seen:
+                continue
+            visit(find_snapshot(root, upstream_id))
+        if record["snapshot_id"] not in seen:
+            seen.add(record["snapshot_id"])
+            ordered.append(record)
+
+    visit(entry)
+    return ordered
+
+
+def raw_snapshot(records: list[dict[str, Any]]) -> str:
+    """The raw snapshot id a chain starts from."""
+    first = records[0]
+    if RAW_INPUT not in first["upstream_snapshots"]:
+        raise RegistryError(f"chain of {first['asset']} does not start at a raw snapshot")
+    return first["upstream_snapshots"][RAW_INPUT]
+
+
+def latest_checks(root: Path, asset: str, snapshot_id: str) -> dict[str, dict[str, Any]]:
+    """The newest verdict of every check evaluated against one snapshot."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in read_records(root, CHECK):
+        if record["asset"] == asset and record["snapshot_id"] == snapshot_id:
+            out[record["check"]] = record
+    return dict(sorted(out.items()))

@@ -6,15 +6,21 @@ interface) in the project root; the project's ``.dvc/config`` names the default 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from corpus_platform.redact import CorpusError
 
-class SnapshotError(RuntimeError):
+
+class SnapshotError(CorpusError):
     """DVC could not pin, push or read a snapshot; the message carries DVC's own words."""
 
 
@@ -42,7 +48,14 @@ def ensure_dvc_project(root: Path, remote: Path) -> None:
         return
     _dvc(root, "init", "--no-scm", "--force", "-q")
     _dvc(root, "config", "core.analytics", "false")
-    _dvc(root, "remote", "add", "--default", "local", str(remote))
+    inside = remote.resolve().is_relative_to(root.resolve())
+    location = os.path.relpath(remote.resolve(), root.resolve()) if inside else str(remote)
+    _dvc(root, "remote", "add", "--default", "local", location)
+
+
+def share_cache(root: Path, cache: Path) -> None:
+    """Make the DVC project at ``root`` use another project's cache folder."""
+    _dvc(root, "config", "cache.dir", str(cache))
 
 
 def pointer_path(root: Path, folder: Path) -> Path:
@@ -60,7 +73,8 @@ def current_snapshot(root: Path, folder: Path) -> str | None:
 
 
 def pin(root: Path, folder: Path, push: bool = True) -> str:
-    """Track ``folder`` with DVC, push its objects to the default remote, return its snapshot id."""
+    """Track ``folder`` (or a file) with DVC, push its objects to the default remote, return its
+    snapshot id."""
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
     _dvc(root, "add", "-q", relative)
     if push:
@@ -71,3 +85,135 @@ def pin(root: Path, folder: Path, push: bool = True) -> str:
             f"{relative}.dvc: DVC wrote no pointer; check the DVC project in {root}"
         )
     return snapshot
+
+
+def cache_dir(root: Path) -> Path:
+    """The DVC cache folder of the project."""
+    return Path(_dvc(root, "cache", "dir").strip())
+
+
+def remote_dir(root: Path) -> Path:
+    """The folder of the default DVC remote (a local-folder remote)."""
+    name = _dvc(root, "config", "core.remote").strip()
+    if not name:
+        raise SnapshotError(f"{root}: no default DVC remote; add one with `dvc remote add -d`")
+    url = _dvc(root, "config", f"remote.{name}.url").strip()
+    if "://" in url:
+        raise SnapshotError(f"remote {url}: only local-folder remotes can be inspected here")
+    return (root / ".dvc" / url).resolve()
+
+
+def object_path(base: Path, md5: str) -> Path:
+    """Where DVC 3 stores an object under a cache or local remote folder."""
+    return base / "files" / "md5" / md5[:2] / md5[2:]
+
+
+def file_md5(path: Path) -> str:
+    """MD5 of a file's bytes, as DVC computes it."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class MissingObject:
+    """A snapshot object that neither the cache nor the remote holds intact."""
+
+    relpath: str
+    md5: str
+    problem: str
+
+
+def snapshot_objects(
+    root: Path, snapshot: str
+) -> tuple[list[tuple[str, str]], list[MissingObject]]:
+    """The (relpath, md5) entries of a snapshot and the objects that are missing or corrupted.
+
+    A file snapshot has one entry with an empty relpath. An object counts as present when the
+    cache or the remote holds a copy whose bytes hash to its md5.
+    """
+    bases = [cache_dir(root), remote_dir(root)]
+
+    def intact(md5: str) -> bool:
+        return any(
+            object_path(b, md5).is_file()
+            and file_md5(object_path(b, md5)) == md5.removesuffix(".dir")
+            for b in bases
+        )
+
+    if not snapshot.endswith(".dir"):
+        entries = [("", snapshot)]
+    else:
+        manifest = next(
+            (object_path(b, snapshot) for b in bases if object_path(b, snapshot).is_file()), None
+        )
+        if manifest is None or not intact(snapshot):
+            return [], [
+                MissingObject(
+                    "(directory listing)", snapshot, "missing or corrupted in cache and remote"
+                )
+            ]
+        entries = [
+            (e["relpath"], e["md5"]) for e in json.loads(manifest.read_text(encoding="utf-8"))
+        ]
+    missing = [
+        MissingObject(rel, md5, "missing or corrupted in cache and remote")
+        for rel, md5 in entries
+        if not intact(md5)
+    ]
+    return entries, missing
+
+
+def _write_pointer(pointer: Path, snapshot: str, path_name: str) -> None:
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    data = {"outs": [{"md5": snapshot, "path": path_name, "hash": "md5"}]}
+    pointer.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def restore(root: Path, snapshot: str, target: Path) -> None:
+    """Restore ``target`` (a folder or a file) to ``snapshot`` from the DVC cache or remote.
+
+    Every object is verified by its md5 first; the snapshot is checked out beside the target and
+    renamed into place only when complete, so a failure leaves ``target`` untouched. A target
+    that differs from the snapshot is pinned first, so nothing is lost.
+
+    Raises:
+        SnapshotError: naming the path and hash of every missing or corrupted object.
+    """
+    entries, missing = snapshot_objects(root, snapshot)
+    if missing:
+        lines = [
+            f"  {target / m.relpath if m.relpath else target}: {m.md5} {m.problem}" for m in missing
+        ]
+        raise SnapshotError(
+            f"cannot restore {target} to snapshot {snapshot}: {len(missing)} object(s) unavailable "
+            f"(cache {cache_dir(root)}, remote {remote_dir(root)}):\n" + "\n".join(lines[:20])
+        )
+    staging = target.parent / f".restore-{target.name}"
+    pointer = target.parent / f".restore-{target.name}.dvc"
+    _remove(staging)
+    _write_pointer(pointer, snapshot, staging.name)
+    try:
+        _dvc(root, "pull", "-q", str(pointer.relative_to(root)))
+        for relpath, md5 in entries:
+            restored = staging / relpath if relpath else staging
+            if file_md5(restored) != md5:
+                raise SnapshotError(f"{target / relpath}: restored bytes do not hash to {md5}")
+        if target.exists() and current_snapshot(root, target) != snapshot:
+            pin(root, target)
+        _remove(target)
+        staging.rename(target)
+    finally:
+        pointer.unlink(missing_ok=True)
+        _remove(staging)
+    if pin(root, target, push=False) != snapshot:
+        raise SnapshotError(f"{target}: restored folder does not hash to {snapshot}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()

@@ -107,7 +107,7 @@ def test_entity_check_names_offenders(built, tmp_path: Path) -> None:
     move_row(stage, doc, "validation")
     result = run_check(no_entity_in_two_splits, root)
     assert not result.passed and verdict(result).startswith(
-        "entities in more than one split: 1 of 140"
+        "entities in more than one split: 1 of 300"
     )
     assert len(result.metadata["offenders"].value) == 1
 

@@ -15,7 +15,7 @@ def test_every_stage_materializes_and_every_check_passes(built) -> None:
     assert set(report.materialized) == set(STAGES)
     assert len(report.checks) == 13 and all(c.passed for c in report.checks)
     verdicts = {c.name: c.verdict for c in report.checks}
-    assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 140"
+    assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 300"
 
 
 def test_materializations_carry_provenance_and_reach_the_registry(built) -> None:

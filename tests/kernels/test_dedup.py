@@ -67,7 +67,7 @@ def test_shingles() -> None:
 
 def test_planted_clusters_are_found_and_named_by_smallest_id(corpus: Path) -> None:
     signature_shard(0, corpus / "up", corpus / "scratch", PARAMS)
-    scored = score_pairs(candidate_pairs(corpus / "scratch", 1), corpus / "scratch", 1)
+    scored = score_pairs(candidate_pairs(corpus / "scratch", 1), corpus / "up", 1, 5)
     exact = exact_duplicate_groups(corpus / "scratch", 1)
     assert exact == [["d0", "d1"]]
     clusters = build_clusters(exact, scored, PARAMS.threshold)
@@ -106,3 +106,15 @@ def test_cluster_names_do_not_depend_on_pair_order() -> None:
 def test_params_validate() -> None:
     with pytest.raises(ValueError, match="pair_threshold"):
         DedupParams(num_perm=64, shingle_size=5, threshold=0.5, pair_threshold=0.7, seed=1)
+
+
+def test_pairs_are_scored_by_exact_jaccard(corpus: Path) -> None:
+    from corpus_platform.kernels.dedup import jaccard, shingle_set
+
+    signature_shard(0, corpus / "up", corpus / "scratch", PARAMS)
+    scored = score_pairs(candidate_pairs(corpus / "scratch", 1), corpus / "up", 1, 5)
+    texts = dict(zip(*(read_shard(corpus / "up", 0).column(c).to_pylist() for c in ("doc_id", "text")), strict=True))
+    for pair in scored:
+        exact = jaccard(shingle_set(texts[pair.doc_a], 5), shingle_set(texts[pair.doc_b], 5))
+        assert pair.similarity == exact
+    assert PARAMS.lsh_threshold == pytest.approx(0.5)

@@ -20,7 +20,13 @@ from corpus_platform.kernels.dedup import (
     signature_shard,
     write_dedup_shard,
 )
-from corpus_platform.store.datasets import MANIFEST, staged_folder, write_json, write_parquet
+from corpus_platform.store.datasets import (
+    MANIFEST,
+    staged_folder,
+    write_json,
+    write_parquet,
+    write_sharded,
+)
 
 
 @dg.asset(
@@ -47,9 +53,8 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         engine.map_shards(
             partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards
         )
-        scored = score_pairs(
-            candidate_pairs(scratch, config.num_shards), scratch, config.num_shards
-        )
+        candidates = candidate_pairs(scratch, config.num_shards)
+        scored = score_pairs(candidates, upstream, config.num_shards, params.shingle_size)
         clusters = build_clusters(
             exact_duplicate_groups(scratch, config.num_shards), scored, params.threshold
         )
@@ -63,10 +68,8 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
             mode=params.mode,
         )
         rows = engine.map_shards(write, shards)
-        write_parquet(
-            membership_table(clusters, params.mode, entity_of),
-            staging / "clusters" / "membership.parquet",
-        )
+        membership = membership_table(clusters, params.mode, entity_of)
+        write_sharded(membership, staging / "clusters", config.num_shards)
         write_parquet(
             pairs_table(scored, params.pair_threshold), staging / "pairs" / "similar_pairs.parquet"
         )

@@ -6,6 +6,7 @@ from functools import partial
 import dagster as dg
 import pyarrow.compute as pc
 
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, REMOVALS_HAVE_REASONS
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
@@ -63,7 +64,7 @@ def filtered_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     )
 
 
-@dg.asset_check(asset=FILTERED_DOCUMENTS, name=REMOVALS_HAVE_REASONS, blocking=True)
+@corpus_check(asset=FILTERED_DOCUMENTS, name=REMOVALS_HAVE_REASONS)
 def every_removal_has_reason(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Every removed row names its filter, and kept + removed accounts for every raw row."""
     config = corpus.load()

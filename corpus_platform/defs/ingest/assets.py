@@ -6,12 +6,14 @@ from functools import partial
 import dagster as dg
 import pyarrow.compute as pc
 
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import IDS_UNIQUE, RAW_DOCUMENTS
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest import assemble_shard, canonical_schema, spill_file
 from corpus_platform.kernels.readers import list_input_files
 from corpus_platform.store.datasets import MANIFEST, iter_shards, staged_folder, write_json
+from corpus_platform.store.registry import RAW_INPUT
 
 
 @dg.asset(
@@ -41,10 +43,10 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> d
     for empty in (s.shard for s in shards if s.rows == 0):
         context.log.warning(f"shard {empty} of {RAW_DOCUMENTS} is empty")
     counts = {"rows": sum(rows_per_file), "files": len(files), "rows_per_file": per_file}
-    return publish(corpus, config, RAW_DOCUMENTS, [], counts)
+    return publish(corpus, config, RAW_DOCUMENTS, [], counts, inputs={RAW_INPUT: root})
 
 
-@dg.asset_check(asset=RAW_DOCUMENTS, name=IDS_UNIQUE, blocking=True)
+@corpus_check(asset=RAW_DOCUMENTS, name=IDS_UNIQUE)
 def ids_unique(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Every doc_id occurs once. A row's shard is a function of its id, so per-shard suffices."""
     config = corpus.load()

@@ -6,6 +6,7 @@ from functools import partial
 import dagster as dg
 
 from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import (
     MIX_PROPORTIONS,
     NO_BENCHMARK_OVERLAP,
@@ -17,6 +18,7 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets, load_eval_ngrams
 from corpus_platform.kernels.mix import decontaminate_shard, mix_shard, plan_rates, source_counts
 from corpus_platform.store.datasets import MANIFEST, iter_shards, staged_folder, write_json
+from corpus_platform.store.registry import eval_input
 
 TRAIN = "train"
 
@@ -81,10 +83,13 @@ def training_mix(corpus: CorpusProject) -> dg.MaterializeResult:
             "decontamination_action": settings.action,
         }
         write_json(counts, staging / MANIFEST)
-    return publish(corpus, config, TRAINING_MIX, [NORMALIZED_SPLITS], counts)
+    inputs = {
+        eval_input(name): corpus.root_path / path for name, path in settings.eval_sets.items()
+    }
+    return publish(corpus, config, TRAINING_MIX, [NORMALIZED_SPLITS], counts, inputs=inputs)
 
 
-@dg.asset_check(asset=TRAINING_MIX, name=MIX_PROPORTIONS, blocking=True)
+@corpus_check(asset=TRAINING_MIX, name=MIX_PROPORTIONS)
 def mix_proportions_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Each source's share of draws is within ``mix.tolerance`` of its target (the configured
     proportion, or its share of train when no proportions are configured)."""
@@ -115,7 +120,7 @@ def mix_proportions_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResu
     )
 
 
-@dg.asset_check(asset=TRAINING_MIX, name=NO_BENCHMARK_OVERLAP, blocking=True)
+@corpus_check(asset=TRAINING_MIX, name=NO_BENCHMARK_OVERLAP)
 def no_benchmark_ngram_overlap(corpus: CorpusProject) -> dg.AssetCheckResult:
     """No training row shares a word n-gram with any configured evaluation set."""
     config = corpus.load()

@@ -17,6 +17,7 @@ from corpus_platform.kernels.split import SplitPlan, entity_components, split_sh
 from corpus_platform.kernels.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import (
     MANIFEST,
+    read_all_shards,
     read_manifest,
     read_parquet,
     staged_folder,
@@ -45,7 +46,7 @@ def make_plan(upstream: Path, scratch: Path, config: CorpusConfig) -> SplitPlan:
     if mode in ("group", "time_group"):
         pairs = read_parquet(upstream / "pairs" / "similar_pairs.parquet")
         components = entity_components(
-            pairs, read_parquet(upstream / "clusters" / "membership.parquet")
+            pairs, read_all_shards(upstream / "clusters", config.num_shards)
         )
     cutoffs = (
         quantile_cutoffs(upstream, config.num_shards, config.split.ratios, config.split.gap_days)

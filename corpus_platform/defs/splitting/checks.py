@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 
 from corpus_platform.config import SPLITS, CorpusConfig
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import (
     ASOF_CAUSALITY,
     DEDUPLICATED_DOCUMENTS,
@@ -28,7 +29,7 @@ from corpus_platform.store.datasets import iter_shards, read_parquet
 ASOF_SAMPLE_RATE = 0.1
 
 
-@dg.asset_check(asset=SPLIT_DOCUMENTS, name=NO_ENTITY_IN_TWO_SPLITS, blocking=True)
+@corpus_check(asset=SPLIT_DOCUMENTS, name=NO_ENTITY_IN_TWO_SPLITS)
 def no_entity_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     """No entity (user, document, site) has rows in more than one split."""
     config = corpus.load()
@@ -41,7 +42,7 @@ def no_entity_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset=SPLIT_DOCUMENTS, name=NO_CLUSTER_IN_TWO_SPLITS, blocking=True)
+@corpus_check(asset=SPLIT_DOCUMENTS, name=NO_CLUSTER_IN_TWO_SPLITS)
 def no_cluster_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     """No duplicate cluster, and no similar pair above the split threshold, spans two splits."""
     config = corpus.load()
@@ -61,7 +62,7 @@ def no_cluster_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset=SPLIT_DOCUMENTS, name=NO_NEAR_DUPLICATE_ACROSS_SPLITS, blocking=True)
+@corpus_check(asset=SPLIT_DOCUMENTS, name=NO_NEAR_DUPLICATE_ACROSS_SPLITS)
 def no_train_neighbour_of_held_out_rows(corpus: CorpusProject) -> dg.AssetCheckResult:
     """No validation or test row finds a train row at or above the split's similarity
     threshold when queried against a datasketch MinHashLSH index of train."""
@@ -101,7 +102,7 @@ def _component_shares(root: Path, config: CorpusConfig) -> Counter[str]:
     return Counter(seen.values())
 
 
-@dg.asset_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS, blocking=True)
+@corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS)
 def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket."""
@@ -134,7 +135,7 @@ def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER, blocking=True)
+@corpus_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER)
 def temporal_order(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Time modes: the last train row (plus the gap) precedes the first validation and test row,
     and validation precedes test, ordered by (timestamp, doc_id)."""
@@ -155,7 +156,7 @@ def temporal_order(corpus: CorpusProject) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset=SPLIT_DOCUMENTS, name=ASOF_CAUSALITY, blocking=True)
+@corpus_check(asset=SPLIT_DOCUMENTS, name=ASOF_CAUSALITY)
 def asof_features_causal(corpus: CorpusProject) -> dg.AssetCheckResult:
     """A deterministic sample of as-of features equals a brute-force recomputation from the
     entity's strictly earlier rows."""

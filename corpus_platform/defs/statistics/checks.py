@@ -7,6 +7,7 @@ import dagster as dg
 import numpy as np
 
 from corpus_platform.config import SPLITS
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import (
     FITTED_ON_TRAIN,
     FITTED_STATISTICS,
@@ -55,7 +56,7 @@ def _differences(name: str, fitted: dict, direct: dict[str, object]) -> list[str
     return out
 
 
-@dg.asset_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN, blocking=True)
+@corpus_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN)
 def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
     """The fit's fingerprint equals the current train split's, and numpy over all train rows
     at once (an independent, non-streaming recomputation) gives the same statistics."""
@@ -106,7 +107,7 @@ def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset=NORMALIZED_SPLITS, name=NORMALIZED_WITH_FROZEN_STATISTICS, blocking=True)
+@corpus_check(asset=NORMALIZED_SPLITS, name=NORMALIZED_WITH_FROZEN_STATISTICS)
 def normalized_with_frozen_train_statistics(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Every split's normalized features equal (x - train mean) / train std: no split refits."""
     config = corpus.load()

@@ -1,0 +1,176 @@
+"""Restore and replay snapshots: the audit trail before a model is trained on a dataset."""
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import yaml
+
+from corpus_platform.config import parse_config
+from corpus_platform.redact import CorpusError
+from corpus_platform.runner import run_build
+from corpus_platform.store.datasets import stage_path
+from corpus_platform.store.provenance import code_version
+from corpus_platform.store.registry import (
+    EVAL_PREFIX,
+    RAW_INPUT,
+    chain,
+    find_snapshot,
+    is_input,
+)
+from corpus_platform.store.snapshots import (
+    SnapshotError,
+    cache_dir,
+    ensure_dvc_project,
+    remote_dir,
+    restore,
+    share_cache,
+    snapshot_objects,
+)
+
+Target = tuple[Path, str]
+
+
+def input_path(root: Path, config: dict[str, Any], name: str) -> Path:
+    """Where a pinned input (raw folder, evaluation set) lives in the project at ``root``."""
+    if name == RAW_INPUT:
+        return root / config["input"]["path"]
+    return root / config["decontamination"]["eval_sets"][name.removeprefix(EVAL_PREFIX)]
+
+
+def stage_targets(root: Path, records: list[dict[str, Any]]) -> list[Target]:
+    """(path, snapshot) of every stage in ``records``."""
+    return [(stage_path(root, r["asset"]), r["snapshot_id"]) for r in records]
+
+
+def input_targets(root: Path, records: list[dict[str, Any]]) -> list[Target]:
+    """(path, snapshot) of the pinned inputs (raw files, evaluation sets) of ``records``."""
+    config = records[-1]["config"]
+    inputs = {n: s for r in records for n, s in r["upstream_snapshots"].items() if is_input(n)}
+    return [(input_path(root, config, n), s) for n, s in sorted(inputs.items())]
+
+
+def verify_available(root: Path, targets: list[Target]) -> None:
+    """Raise before touching anything if one object of any target is missing or corrupted."""
+    problems = []
+    for path, snapshot in targets:
+        _, missing = snapshot_objects(root, snapshot)
+        problems += [
+            f"  {path / m.relpath if m.relpath else path}: {m.md5} {m.problem}" for m in missing
+        ]
+    if problems:
+        raise SnapshotError(
+            f"{len(problems)} pinned object(s) unavailable (cache {cache_dir(root)}, remote "
+            f"{remote_dir(root)}); nothing was restored:\n" + "\n".join(problems[:20])
+        )
+
+
+def checkout(root: Path, snapshot_id: str, with_upstream: bool = False) -> list[Target]:
+    """Restore a stage (and, with ``with_upstream``, its whole chain and inputs) from DVC."""
+    entry = find_snapshot(root, snapshot_id)
+    records = chain(root, entry) if with_upstream else [entry]
+    targets = (input_targets(root, records) if with_upstream else []) + stage_targets(root, records)
+    verify_available(root, targets)
+    for path, snapshot in targets:
+        restore(root, snapshot, path)
+    return targets
+
+
+@dataclass(frozen=True)
+class StageReplay:
+    """One stage of a replay: the pinned snapshot and the rebuilt one."""
+
+    asset: str
+    pinned: str
+    rebuilt: str | None
+
+    @property
+    def identical(self) -> bool:
+        """True when the rebuild is byte-identical to the pinned snapshot."""
+        return self.rebuilt == self.pinned
+
+
+@dataclass
+class ReplayReport:
+    """What a replay rebuilt and whether each stage matched."""
+
+    snapshot: str
+    stages: list[StageReplay] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every stage rebuilt identically."""
+        return bool(self.stages) and all(s.identical for s in self.stages)
+
+    def render(self) -> str:
+        """The report printed by ``corpus replay``."""
+        lines = [
+            f"replay of {self.snapshot}",
+            *self.notes,
+            "",
+            f"{'stage':<24} {'pinned':<38} result",
+        ]
+        for s in self.stages:
+            verdict = (
+                "identical" if s.identical else f"DIFFERENT (rebuilt {s.rebuilt or 'nothing'})"
+            )
+            lines.append(f"{s.asset:<24} {s.pinned:<38} {verdict}")
+        lines += [
+            "",
+            "result: " + ("every stage rebuilt byte-identically" if self.ok else "FAILED"),
+        ]
+        return "\n".join(lines)
+
+
+def _scratch_project(root: Path, work: Path, config: dict[str, Any]) -> None:
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    ensure_dvc_project(work, remote_dir(root))
+    share_cache(work, cache_dir(root))
+    (work / "corpus.yaml").write_text(yaml.safe_dump(config, sort_keys=True), encoding="utf-8")
+
+
+def _version(commit: str, dirty: bool) -> str:
+    return commit + ("+dirty" if dirty else "")
+
+
+def replay(root: Path, snapshot_id: str, work: Path | None = None) -> ReplayReport:
+    """Rebuild a snapshot's chain from its pinned inputs and recorded config in a scratch
+    project, and compare every stage with the pinned snapshot."""
+    entry = find_snapshot(root, snapshot_id)
+    records = chain(root, entry)
+    config = records[-1]["config"]
+    if parse_config(config).config_hash() != entry["config_hash"]:
+        raise CorpusError(
+            f"the recorded config of {entry['snapshot_id']} no longer hashes to "
+            f"{entry['config_hash']} (a setting was redacted); replay needs the original "
+            "corpus.yaml"
+        )
+    work = work or root / ".scratch" / f"replay-{entry['snapshot_id'][:12]}"
+    verify_available(root, input_targets(root, records))
+    _scratch_project(root, work, config)
+    for path, snapshot in input_targets(work, records):
+        restore(work, snapshot, path)
+    build = run_build(
+        work, instance=dg.DagsterInstance.ephemeral(), assets=[r["asset"] for r in records]
+    )
+    report = ReplayReport(snapshot=entry["snapshot_id"])
+    now = code_version()
+    if (now.commit, now.dirty) != (entry["code_version"], entry["code_dirty"]):
+        report.notes.append(
+            f"note: pinned with code {_version(entry['code_version'], entry['code_dirty'])}, "
+            f"replayed with {_version(now.commit, now.dirty)}"
+        )
+    report.notes += [f"step failed: {f}" for f in build.failures]
+    for record in records:
+        rebuilt = build.materialized.get(record["asset"], {}).get("snapshot_id")
+        report.stages.append(StageReplay(record["asset"], record["snapshot_id"], rebuilt))
+    if report.ok:
+        shutil.rmtree(work)
+    else:
+        report.notes.append(f"the rebuilt project is kept for inspection in {work}")
+    return report
