@@ -91,6 +91,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Say whether the filters kept a row and why not."""
+    from corpus_platform.trace import explain
+
+    print(explain(Path(args.root).resolve(), args.doc_id, args.config))
+    return 0
+
+
 def cmd_lineage(args: argparse.Namespace) -> int:
     """Print the lineage report of a snapshot."""
     print(lineage_report(Path(args.root).resolve(), args.snapshot))
@@ -156,6 +164,9 @@ def parser() -> argparse.ArgumentParser:
     )
     add("replay", cmd_replay, "rebuild a snapshot and compare it stage by stage", "snapshot")
     add("trace", cmd_trace, "every decision made about one row", "doc_id").add_argument(
+        "--config", default="corpus.yaml", help="config file, relative to --root"
+    )
+    add("explain", cmd_explain, "why the filters kept or removed a row", "doc_id").add_argument(
         "--config", default="corpus.yaml", help="config file, relative to --root"
     )
     add("lineage", cmd_lineage, "how a snapshot was made", "snapshot")

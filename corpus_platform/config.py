@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from corpus_platform.kernels.hashing import stable_hex
 from corpus_platform.redact import CorpusError, redact
 
-CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label")
+CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url")
 SPLITS = ("train", "validation", "test")
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -38,6 +38,7 @@ class InputConfig(_Model):
     path: str = "data/raw"
     columns: dict[str, str] = Field(default_factory=dict)
     features: tuple[str, ...] = ()
+    ranges: dict[str, tuple[float | None, float | None]] = Field(default_factory=dict)
 
     @field_validator("columns")
     @classmethod
@@ -64,15 +65,85 @@ class InputConfig(_Model):
         return self.columns.get(canonical)
 
 
+class DomainLists(_Model):
+    """Host names (and their subdomains) to allow or deny on the ``url`` column."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+PiiAction = Literal["replace", "drop", "keep"]
+
+
 class FilterConfig(_Model):
-    """Quality filter thresholds. Defaults follow Gopher (Rae et al. 2021, appendix A)."""
+    """Quality filter thresholds; sources in the table of corpus_platform.kernels.filters."""
 
     min_chars: PositiveInt = 200
     max_chars: PositiveInt = 100_000
     min_words: PositiveInt = 50
     max_words: PositiveInt = 100_000
+    min_mean_word_length: Annotated[float, Field(ge=0)] = 3.0
+    max_mean_word_length: Annotated[float, Field(gt=0)] = 10.0
+    max_symbol_word_ratio: Annotated[float, Field(ge=0)] = 0.1
+    max_bullet_lines_ratio: Fraction = 0.9
+    max_ellipsis_lines_ratio: Fraction = 0.3
+    min_alpha_words_ratio: Fraction = 0.8
+    min_stop_words: Annotated[int, Field(ge=0, le=8)] = 2
     max_duplicate_line_fraction: Fraction = 0.30
-    max_top_2gram_fraction: Fraction = 0.20
+    max_duplicate_paragraph_fraction: Fraction = 0.30
+    max_duplicate_line_char_fraction: Fraction = 0.20
+    max_duplicate_paragraph_char_fraction: Fraction = 0.20
+    max_top_ngram_char_fraction: dict[int, Fraction] = Field(
+        default_factory=lambda: {2: 0.20, 3: 0.18, 4: 0.16}
+    )
+    max_duplicate_ngram_char_fraction: dict[int, Fraction] = Field(
+        default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}
+    )
+    c4_lorem_ipsum: bool = True
+    c4_curly_braces: bool = True
+    c4_remove_boilerplate_lines: bool = True
+    max_url_ratio: Fraction = 0.1
+    max_code_line_ratio: Fraction = 0.5
+    blocklist: str | None = None
+    max_blocklist_words: Annotated[int, Field(ge=0)] = 0
+    domains: DomainLists = Field(default_factory=DomainLists)
+    languages: tuple[str, ...] = ()
+    language_candidates: tuple[str, ...] = ("en", "de", "fr", "es", "it", "pt", "nl")
+    min_language_confidence: Fraction = 0.65
+    pii: dict[str, PiiAction] = Field(
+        default_factory=lambda: {
+            "email": "replace",
+            "phone": "replace",
+            "ip": "replace",
+            "credit_card": "drop",
+            "ssn": "drop",
+        }
+    )
+    exempt: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+    @field_validator("max_top_ngram_char_fraction")
+    @classmethod
+    def _top_ngrams(cls, value: dict[int, float]) -> dict[int, float]:
+        if set(value) != {2, 3, 4}:
+            raise ValueError("give thresholds for n = 2, 3 and 4")
+        return value
+
+    @field_validator("max_duplicate_ngram_char_fraction")
+    @classmethod
+    def _dup_ngrams(cls, value: dict[int, float]) -> dict[int, float]:
+        if set(value) != set(range(5, 11)):
+            raise ValueError("give thresholds for n = 5 to 10")
+        return value
+
+    @field_validator("pii")
+    @classmethod
+    def _pii_kinds(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - {"email", "phone", "ip", "credit_card", "ssn"})
+        if unknown:
+            raise ValueError(
+                f"unknown PII kind(s) {unknown}; use email, phone, ip, credit_card, ssn"
+            )
+        return value
 
     @model_validator(mode="after")
     def _ranges(self) -> FilterConfig:

@@ -61,7 +61,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:sk|pk|ghp|gho|xox[abpr])[-_][A-Za-z0-9_-]{12,}\b"), "[REDACTED-KEY]"),
     (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"), "[EMAIL]"),
     (
-        re.compile(r"(?<![\w.])\+?\(?\d{1,3}\)?[\s.-]?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?![\w.])"),
+        re.compile(r"(?<![\w.])(?:\+\d{1,3}[\s.-]?)?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\w|\.\d)"),
         "[PHONE]",
     ),
 )

@@ -37,6 +37,7 @@ class SampleRow:
     clicks: int
     dwell_seconds: float
     label: int
+    url: str | None = None
     planted: str = "original"
 
     def record(self) -> dict[str, object]:
@@ -50,6 +51,7 @@ class SampleRow:
             "clicks": self.clicks,
             "dwell_seconds": self.dwell_seconds,
             "label": self.label,
+            "url": self.url,
         }
 
 
@@ -62,6 +64,52 @@ class SampleCorpus:
     def planted(self, kind: str) -> list[SampleRow]:
         """Rows planted as ``kind``: exact_duplicate, near_duplicate, similar, short, repetitive."""
         return [r for r in self.rows if r.planted == kind]
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+ENGLISH = _words(
+    """the of and to in is that for it as was with be by on not he this are or his from at which
+but have an they you were her she there one all we their has been would more if will when
+who so no them some could time these two may then do first any my now such like our over
+man me even most made after also did many before must through back years where much your
+way well down should because each just those people how too little state good very make
+world still own see men work long get here between both life being under never day same
+another know while last might us great old year off come since against go came right used
+take three states himself few house use during without again place american around however
+home small found thought went say part once general high upon school every does got united
+left number course war until always away something fact though water less public put think
+almost hand enough far took head yet government system better set told nothing night end
+why called didn find going look asked later knew point next city business give group
+toward young let room president side social given present several order national possible
+rather second face per among form important often things looked early white case john
+become large big need four within felt along children saw best church ever least power
+development light thing seemed family interest want members mind country area others done
+turned although open god service certain kind problem began different door thus help sense
+means whole matter perhaps itself york times human law line above name example action
+company hands local show whether five history gave today either act feet across taken past
+quite anything seen having death experience body word half really week field car words
+already themselves information tell together college shall money period held keep sure
+probably free seems real behind cannot miss political air question making office brought
+whose special heard major problems ago became federal moment study available known result
+street economic boy position reason change south board individual job areas society west
+close turn love community true court force full seem art paper river music market garden
+winter summer morning evening village bridge mountain forest island ocean window letter
+story teacher student doctor engineer library museum theater harbor valley meadow"""
+)
+GERMAN = _words(
+    """der die und in den von zu das mit sich des auf für ist im dem nicht ein eine als auch es
+an werden aus er hat dass sie nach wird bei einer um am sind noch wie einem über einen so
+zum war haben nur oder aber vor zur bis mehr durch man sein wurde sei"""
+)
+FRENCH = _words(
+    """le de un être et à il avoir ne je son que se qui ce dans en du elle au pour pas plus par
+sur faire dire me on mon lui nous comme mais pouvoir avec tout aller voir en bien où sans
+tu ou leur homme si deux mari moi vouloir te femme venir quand grand celui notre devoir là
+jour prendre"""
+)
 
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
@@ -92,12 +140,22 @@ def _vocabulary(rng: random.Random, size: int) -> list[str]:
 class _Writer:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.vocab = _vocabulary(self.rng, 4000)
-        self.weights = [1.0 / (rank + 10) for rank in range(len(self.vocab))]
+        self.vocab = list(dict.fromkeys(ENGLISH))
+        self.weights = [1.0 / (rank + 25) for rank in range(len(self.vocab))]
+        self.identifiers = _vocabulary(self.rng, 2000)
         self.count = 0
 
-    def words(self, n: int) -> list[str]:
+    def words(self, n: int, vocab: list[str] | None = None) -> list[str]:
+        if vocab is not None:
+            return self.rng.choices(vocab, k=n)
         return self.rng.choices(self.vocab, weights=self.weights, k=n)
+
+    def foreign(self, vocab: list[str]) -> str:
+        sentences = [
+            " ".join(self.words(self.rng.randint(8, 16), vocab)).capitalize() + "."
+            for _ in range(12)
+        ]
+        return " ".join(sentences)
 
     def prose(self, low: int, high: int) -> str:
         paragraphs = []
@@ -115,7 +173,7 @@ class _Writer:
     def code(self) -> str:
         lines = []
         for _ in range(self.rng.randint(6, 12)):
-            name, arg, other = self.words(3)
+            name, arg, other = self.rng.choices(self.identifiers, k=3)
             lines.append(f"def {name}_{self.count}_{len(lines)}({arg}):")
             lines.append(
                 f"    return {other}({arg}) + {self.rng.randint(0, 999)}"
@@ -129,7 +187,12 @@ class _Writer:
         dwell = round(self.rng.lognormvariate(3.0, 0.8), 3)
         score = 0.04 * clicks + 0.01 * dwell + self.rng.gauss(0, 0.5)
         moment = START + timedelta(seconds=self.rng.randint(0, 730 * 86400))
+        sites = {
+            "web": f"https://{entity}.example.org/post/{self.count}",
+            "wiki": f"https://wiki.example.org/a/{self.count}",
+        }
         return SampleRow(
+            url=sites.get(source),
             id=f"{source}-{self.count:05d}",
             body=text,
             src=source,
@@ -174,6 +237,7 @@ def generate(seed: int = 7, rows_per_entity: tuple[int, int] = (6, 14)) -> Sampl
     for base in w.rng.sample(originals, 40):
         other = base.author if w.rng.random() < 0.5 else w.rng.choice(entities)
         corpus.rows.append(w.row(base.src, other, w.edit(base.body, 5), "similar"))
+    _plant_filter_cases(w, corpus, entities)
     for _ in range(40):
         corpus.rows.append(
             w.row("web", w.rng.choice(entities), " ".join(w.words(6)) + ".", "short")
@@ -184,6 +248,31 @@ def generate(seed: int = 7, rows_per_entity: tuple[int, int] = (6, 14)) -> Sampl
             w.row("web", w.rng.choice(entities), "\n".join([line] * 12), "repetitive")
         )
     return corpus
+
+
+def _plant_filter_cases(w: _Writer, corpus: SampleCorpus, entities: list[str]) -> None:
+    """Rows each quality filter or PII rule must catch, marked with what was planted."""
+
+    def plant(kind: str, text: str, count: int) -> None:
+        for _ in range(count):
+            filled = text.format(p=w.prose(60, 200), n=w.count, o=w.count % 250)
+            corpus.rows.append(w.row("web", w.rng.choice(entities), filled, kind))
+
+    plant("blocklist", "{p} Win big at the casino tonight.", 20)
+    plant("contact_pii", "{p}\n\nWrite to reader{n}@mail.example.com or call 415-555-{n:04d}.", 30)
+    plant("ip_pii", "{p} The server at 192.168.7.{o} answered every request.", 10)
+    plant("credit_card", "{p} Please charge my card 4111 1111 1111 1111 for the order.", 10)
+    plant("ssn", "{p} My social security number is 123-45-{n:04d} as requested.", 10)
+    plant("cookie_line", "{p}\nThis website uses cookies to improve your experience.", 20)
+    plant("lorem_ipsum", "Lorem ipsum dolor sit amet, consectetur adipiscing elit. {p}", 10)
+    plant("curly_braces", "{p} The template value {{ name }} was never filled in.", 10)
+    for kind, vocab in (("german", GERMAN), ("french", FRENCH)):
+        for _ in range(25):
+            corpus.rows.append(w.row("web", w.rng.choice(entities), w.foreign(vocab), kind))
+    for _ in range(10):
+        row = w.row("web", w.rng.choice(entities), w.prose(60, 200), "denied_domain")
+        row.url = f"https://spam-farm.example.net/p/{row.id}"
+        corpus.rows.append(row)
 
 
 def _jsonl(rows: list[SampleRow]) -> bytes:

@@ -73,7 +73,10 @@ class Trace:
             )
         else:
             self.stage("filtered_documents", "kept")
-        verdicts = judge_text(raw["text"], self.config.filters)
+        kept = _row(folder, self.shard, self.doc_id)
+        edits = (kept or removed or {}).get("replacements") or []
+        self.detail(f"replacements: {', '.join(edits) or 'none'}")
+        verdicts = judge_text(raw["text"], self.config.filters, raw["source"], raw.get("url"))
         for v in verdicts:
             self.detail(
                 f"{'pass' if v.passed else 'FAIL'} {v.name}: score {v.score:g}, "
@@ -142,6 +145,13 @@ class Trace:
             )
         else:
             self.stage("training_mix", f"drawn {row['times_drawn'] if row else 0} time(s)")
+
+
+def explain(root: Path, doc_id: str, config_file: str = "corpus.yaml") -> str:
+    """Whether the filters kept a row and, if not, which filter removed it (``corpus explain``)."""
+    t = Trace(root, load_config(root / config_file), doc_id)
+    t.filtered(t.raw())
+    return "\n".join(redact(t.lines))
 
 
 def trace(root: Path, doc_id: str, config_file: str = "corpus.yaml") -> str:

@@ -54,7 +54,7 @@ def test_sample_then_run_prints_the_summary(project) -> None:
         "PASS split_documents.no_entity_in_two_splits: entities in more than one split: 0 of 300"
         in out
     )
-    assert "removed per filter: duplicate_line_fraction 40, min_chars 40" in out
+    assert "removed per filter: blocklist_words 20, c4_curly_braces 10" in out
     assert "split sizes: train " in out and "duplicate clusters: " in out
     snapshots = run(["snapshots"], env, root)
     assert len(snapshots.stdout.splitlines()) == 7 and "training_mix" in snapshots.stdout
@@ -133,7 +133,7 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
     assets = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert len(assets) == 7 and "training_mix" in assets
     checks = [c for n in assets.values() for c in n["assetChecksOrError"]["checks"]]
-    assert len(checks) == 13
+    assert len(checks) == 14
     assert all(c["blocking"] for c in checks)
     assert {c["executionForLatestMaterialization"]["status"] for c in checks} == {"SUCCEEDED"}
     runs = data["runsOrError"]["results"]

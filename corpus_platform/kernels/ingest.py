@@ -36,6 +36,7 @@ def canonical_schema(features: tuple[str, ...]) -> pa.Schema:
         pa.field("timestamp", pa.timestamp("us", tz="UTC")),
         *[pa.field(name, pa.float64()) for name in features],
         pa.field("label", pa.float64()),
+        pa.field("url", pa.string()),
         pa.field("content_hash", pa.string(), nullable=False),
         pa.field("raw_file", pa.string(), nullable=False),
         pa.field("raw_row", pa.int64(), nullable=False),
@@ -175,6 +176,12 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         else pa.nulls(n, pa.float64())
     )
 
+    url_raw = _column(table, mapping.input_name("url"), ctx, "url")
+    url = (
+        _as_strings(url_raw, rows, ctx, "url", False)
+        if url_raw is not None
+        else pa.nulls(n, pa.string())
+    )
     hashes = pa.array([content_hash(t) for t in text.to_pylist()], pa.string())
     columns = {
         "doc_id": doc_id,
@@ -184,6 +191,7 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         "timestamp": timestamp,
         **features,
         "label": label,
+        "url": url,
         "content_hash": hashes,
         "raw_file": pa.array([ctx.relative] * n, pa.string()),
         "raw_row": pc.cast(rows, pa.int64()),

@@ -15,6 +15,7 @@ EXPECTED_DEPS = {
 }
 EXPECTED_CHECKS = {
     ("raw_documents", "ids_unique"),
+    ("raw_documents", "great_expectations_suite"),
     ("filtered_documents", "every_removal_has_reason"),
     ("split_documents", "no_entity_in_two_splits"),
     ("split_documents", "no_cluster_in_two_splits"),

@@ -34,11 +34,18 @@ def test_materializations_carry_provenance_and_reach_the_registry(built) -> None
 def test_planted_cases_are_handled(built) -> None:
     _, report, _ = built
     meta = report.materialized
-    assert meta["filtered_documents"]["removed_by_filter"] == {
-        "duplicate_line_fraction": 40,
-        "min_chars": 40,
-    }
-    assert meta["deduplicated_documents"]["duplicate_clusters"] >= 140
+    removed = meta["filtered_documents"]["removed_by_filter"]
+    assert (
+        removed["min_chars"] == 40 and removed["pii_credit_card"] == 10 and removed["pii_ssn"] == 10
+    )
+    assert removed["c4_lorem_ipsum"] == 10 and removed["c4_curly_braces"] == 10
+    assert removed["blocklist_words"] == 20 and removed["domain"] == 10
+    assert meta["filtered_documents"]["would_fail_by_filter"]["duplicate_line_fraction"] == 40
+    replaced = meta["filtered_documents"]["replacements"]
+    assert replaced == {"c4_boilerplate_lines": 20, "email": 30, "ip": 10, "phone": 30}
+    assert meta["filtered_documents"]["funnel_chart"].startswith("![filter funnel](data:image/png")
+    assert "| min_chars | FAIL |" in meta["filtered_documents"]["samples"]
+    assert meta["deduplicated_documents"]["duplicate_clusters"] >= 130
     sizes = meta["split_documents"]["split_sizes"]
     assert sum(sizes.values()) == meta["deduplicated_documents"]["rows"]
 

@@ -113,7 +113,12 @@ def test_pairs_are_scored_by_exact_jaccard(corpus: Path) -> None:
 
     signature_shard(0, corpus / "up", corpus / "scratch", PARAMS)
     scored = score_pairs(candidate_pairs(corpus / "scratch", 1), corpus / "up", 1, 5)
-    texts = dict(zip(*(read_shard(corpus / "up", 0).column(c).to_pylist() for c in ("doc_id", "text")), strict=True))
+    texts = dict(
+        zip(
+            *(read_shard(corpus / "up", 0).column(c).to_pylist() for c in ("doc_id", "text")),
+            strict=True,
+        )
+    )
     for pair in scored:
         exact = jaccard(shingle_set(texts[pair.doc_a], 5), shingle_set(texts[pair.doc_b], 5))
         assert pair.similarity == exact

@@ -6,11 +6,19 @@ from functools import partial
 import dagster as dg
 import pyarrow.compute as pc
 
+from corpus_platform.config import CorpusConfig, FilterConfig
 from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.filtering.review import (
+    funnel_chart,
+    funnel_markdown,
+    merged_samples,
+    samples_markdown,
+)
 from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, REMOVALS_HAVE_REASONS
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.filters import FILTER_NAMES, filter_shard
+from corpus_platform.kernels.filter_stage import filter_shard
+from corpus_platform.kernels.filters import check_exempt
 from corpus_platform.store.datasets import (
     MANIFEST,
     iter_shards,
@@ -20,12 +28,14 @@ from corpus_platform.store.datasets import (
 )
 
 
-def funnel_markdown(rows_in: int, removed: dict[str, int], would_fail: dict[str, int]) -> str:
-    """The filter funnel as a markdown table."""
-    lines = ["| filter | removed (first failure) | would fail |", "|---|---:|---:|"]
-    lines += [f"| {n} | {removed.get(n, 0)} | {would_fail.get(n, 0)} |" for n in FILTER_NAMES]
-    kept = rows_in - sum(removed.values())
-    return f"rows in: {rows_in}, rows out: {kept}\n\n" + "\n".join(lines)
+def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfig:
+    """The filter config with its blocklist path resolved against the project folder."""
+    check_exempt(config.filters)
+    if config.filters.blocklist is None:
+        return config.filters
+    return config.filters.model_copy(
+        update={"blocklist": str(corpus.root_path / config.filters.blocklist)}
+    )
 
 
 @dg.asset(
@@ -33,35 +43,43 @@ def funnel_markdown(rows_in: int, removed: dict[str, int], would_fail: dict[str,
     deps=[RAW_DOCUMENTS],
     group_name="filtering",
     kinds={"parquet", "dvc"},
-    description="Rows kept by the length and repetition filters; removed rows with the first "
-    "failing filter, its score and threshold under removed/.",
+    description="Rows kept by the PII, Gopher quality and repetition, C4, URL, code, blocklist, "
+    "domain and language filters; removed rows with the first failing filter, its score and "
+    "threshold (and every filter they failed) under removed/.",
 )
 def filtered_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
-    upstream = corpus.stage_dir(RAW_DOCUMENTS)
+    task = partial(
+        filter_shard,
+        upstream=corpus.stage_dir(RAW_DOCUMENTS),
+        config=resolved_filters(corpus, config),
+        seed=config.seed,
+    )
     with staged_folder(corpus.stage_dir(FILTERED_DOCUMENTS)) as staging:
-        task = partial(filter_shard, upstream=upstream, staging=staging, config=config.filters)
-        summaries = corpus.engine(config).map_shards(task, range(config.num_shards))
-        removed, would_fail = Counter(), Counter()
+        summaries = corpus.engine(config).map_shards(
+            partial(task, staging=staging), range(config.num_shards)
+        )
+        removed, would_fail, replaced = Counter(), Counter(), Counter()
         for s in summaries:
             removed.update(s.removed_by)
             would_fail.update(s.would_fail)
+            replaced.update(s.replacements)
         counts = {
             "rows_in": sum(s.rows_in for s in summaries),
             "rows": sum(s.kept for s in summaries),
             "removed_by_filter": dict(sorted(removed.items())),
             "would_fail_by_filter": dict(sorted(would_fail.items())),
+            "replacements": dict(sorted(replaced.items())),
         }
         write_json(counts, staging / MANIFEST)
-    funnel = funnel_markdown(counts["rows_in"], removed, would_fail)
-    return publish(
-        corpus,
-        config,
-        FILTERED_DOCUMENTS,
-        [RAW_DOCUMENTS],
-        counts,
-        {"funnel": dg.MetadataValue.md(funnel)},
-    )
+    extra = {
+        "funnel": dg.MetadataValue.md(
+            funnel_markdown(counts["rows_in"], removed, would_fail, replaced)
+        ),
+        "funnel_chart": dg.MetadataValue.md(funnel_chart(counts["rows_in"], removed)),
+        "samples": dg.MetadataValue.md(samples_markdown(merged_samples(summaries))),
+    }
+    return publish(corpus, config, FILTERED_DOCUMENTS, [RAW_DOCUMENTS], counts, extra)
 
 
 @corpus_check(asset=FILTERED_DOCUMENTS, name=REMOVALS_HAVE_REASONS)

@@ -7,7 +7,7 @@ import dagster as dg
 import pyarrow.compute as pc
 
 from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import IDS_UNIQUE, RAW_DOCUMENTS
+from corpus_platform.defs.names import EXPECTATIONS, IDS_UNIQUE, RAW_DOCUMENTS
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest import assemble_shard, canonical_schema, spill_file
@@ -62,5 +62,26 @@ def ids_unique(corpus: CorpusProject) -> dg.AssetCheckResult:
         metadata={
             "verdict": f"doc_ids occurring more than once: {len(repeated)} of {rows} rows",
             "duplicated_ids": sorted(repeated)[:10],
+        },
+    )
+
+
+@corpus_check(asset=RAW_DOCUMENTS, name=EXPECTATIONS)
+def great_expectations_suite(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """The Great Expectations suite (schema, non-null unique ids, types, declared value ranges)
+    passes on every shard; a failure names the expectation, the column and example rows."""
+    from corpus_platform.kernels import expectations  # Great Expectations is slow to import
+
+    config = corpus.load()
+    suite = expectations.build_suite(config.input.features, config.input.ranges)
+    failures = []
+    for shard, table in iter_shards(corpus.stage_dir(RAW_DOCUMENTS), config.num_shards):
+        failures += [f"shard {shard}: {f.describe()}" for f in expectations.validate(table, suite)]
+    return dg.AssetCheckResult(
+        passed=not failures,
+        metadata={
+            "verdict": f"failed expectations: {len(failures)} "
+            f"({len(suite.expectations)} expectations x {config.num_shards} shards)",
+            "failures": failures[:20],
         },
     )

@@ -1,0 +1,107 @@
+"""The Great Expectations suite of raw_documents: schema, ids, types and value ranges.
+
+This is the only module that imports Great Expectations. Each shard is validated as a pandas
+frame against an ephemeral context; failures name the expectation, the column and example rows.
+Ids need only per-shard uniqueness: a row's shard is a function of its id.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import pyarrow as pa
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("TQDM_DISABLE", "1")
+
+import great_expectations as gx
+
+MAX_EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed expectation with up to five offending rows."""
+
+    expectation: str
+    column: str | None
+    unexpected: int
+    examples: tuple[str, ...]
+
+    def describe(self) -> str:
+        """e.g. ``expect_column_values_to_not_be_null(doc_id): 2 rows, e.g. web/a.jsonl row 3``."""
+        where = f"({self.column})" if self.column else ""
+        rows = (
+            f": {self.unexpected} row(s), e.g. {', '.join(self.examples)}" if self.examples else ""
+        )
+        return f"{self.expectation}{where}{rows}"
+
+
+def build_suite(
+    features: tuple[str, ...], ranges: dict[str, tuple[float | None, float | None]]
+) -> gx.ExpectationSuite:
+    """Expectations every canonical raw_documents shard must meet."""
+    _context()  # suites must be built inside an active (ephemeral) context
+    e = gx.expectations
+    suite = gx.ExpectationSuite(name="raw_documents")
+    for column in (
+        "doc_id",
+        "text",
+        "source",
+        "entity",
+        "timestamp",
+        *features,
+        "label",
+        "content_hash",
+    ):
+        suite.add_expectation(e.ExpectColumnToExist(column=column))
+    for column in ("doc_id", "source", "entity", "content_hash", "raw_file", "raw_row"):
+        suite.add_expectation(e.ExpectColumnValuesToNotBeNull(column=column))
+    suite.add_expectation(e.ExpectColumnValuesToBeUnique(column="doc_id"))
+    suite.add_expectation(e.ExpectColumnValueLengthsToBeBetween(column="doc_id", min_value=1))
+    suite.add_expectation(e.ExpectColumnValueLengthsToEqual(column="content_hash", value=32))
+    for column in (*features, "label"):
+        suite.add_expectation(
+            e.ExpectColumnValuesToBeInTypeList(column=column, type_list=["float64", "Float64"])
+        )
+    for column, (low, high) in sorted(ranges.items()):
+        suite.add_expectation(
+            e.ExpectColumnValuesToBeBetween(column=column, min_value=low, max_value=high)
+        )
+    return suite
+
+
+@cache
+def _context() -> Any:
+    return gx.get_context(mode="ephemeral")
+
+
+@cache
+def _batch_definition() -> Any:
+    source = _context().data_sources.add_pandas("corpus")
+    return source.add_dataframe_asset("raw_documents_shard").add_batch_definition_whole_dataframe(
+        "shard"
+    )
+
+
+def validate(table: pa.Table, suite: gx.ExpectationSuite) -> list[Failure]:
+    """Validate one shard; return the failed expectations (empty when all pass)."""
+    frame = table.to_pandas()
+    batch = _batch_definition().get_batch(batch_parameters={"dataframe": frame})
+    result = batch.validate(suite, result_format={"result_format": "COMPLETE"})
+    failures = []
+    for item in result.results:
+        if item.success:
+            continue
+        column = item.expectation_config.kwargs.get("column")
+        indexes = (item.result or {}).get("unexpected_index_list") or []
+        examples = tuple(
+            f"{frame['raw_file'].iloc[i]} row {frame['raw_row'].iloc[i]}"
+            for i in indexes[:MAX_EXAMPLES]
+        )
+        unexpected = int((item.result or {}).get("unexpected_count") or len(indexes))
+        failures.append(Failure(item.expectation_config.type, column, unexpected, examples))
+    return failures

@@ -1,0 +1,173 @@
+"""The filter stage of one shard: PII, C4 line edits, heuristic filters, then language id.
+
+Removed rows are kept aside with the first failing filter, its score and threshold, and every
+filter they failed; kept rows carry their (possibly edited) text, a recomputed content hash and
+the replacements made. A deterministic sample of passed and failed rows per filter is collected
+for review in the UI.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.config import FilterConfig
+from corpus_platform.kernels import langid
+from corpus_platform.kernels.filters import LANGUAGE, Verdict, judge_text, strip_boilerplate_lines
+from corpus_platform.kernels.hashing import content_hash, unit_interval
+from corpus_platform.kernels.pii import scrub
+from corpus_platform.redact import redact_text
+from corpus_platform.store.datasets import part_path, read_shard, write_parquet
+
+SAMPLES_PER_FILTER = 3
+SNIPPET_CHARS = 160
+C4_LINES = "c4_boilerplate_lines"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One row shown for review: sort key, id, score and the start of its text."""
+
+    key: float
+    doc_id: str
+    score: float
+    snippet: str
+
+
+@dataclass
+class FilterSummary:
+    """Counts and review samples of one shard."""
+
+    shard: int
+    rows_in: int = 0
+    kept: int = 0
+    removed_by: Counter[str] = field(default_factory=Counter)
+    would_fail: Counter[str] = field(default_factory=Counter)
+    replacements: Counter[str] = field(default_factory=Counter)
+    samples: dict[tuple[str, bool], list[Sample]] = field(default_factory=dict)
+
+    def offer(self, verdict: Verdict, sample: Sample) -> None:
+        """Keep the ``SAMPLES_PER_FILTER`` rows with the smallest keys per (filter, passed)."""
+        bucket = self.samples.setdefault((verdict.name, verdict.passed), [])
+        heapq.heappush(bucket, (-sample.key, sample.doc_id, sample))
+        if len(bucket) > SAMPLES_PER_FILTER:
+            heapq.heappop(bucket)
+
+
+REMOVED_FIELDS = [
+    pa.field("reason", pa.string()),
+    pa.field("score", pa.float64()),
+    pa.field("threshold", pa.float64()),
+    pa.field("failed_filters", pa.list_(pa.string())),
+]
+
+
+def _pii_verdicts(found: Counter[str], dropping: list[str]) -> list[Verdict]:
+    return [Verdict(f"pii_{kind}", float(found[kind]), 0.0, False) for kind in dropping]
+
+
+def filter_shard(
+    shard: int, upstream: Path, staging: Path, config: FilterConfig, seed: int
+) -> FilterSummary:
+    """Filter one shard: kept rows to ``part-N``, removed rows with reasons to ``removed/``."""
+    table = read_shard(upstream, shard)
+    summary = FilterSummary(shard=shard, rows_in=len(table))
+    columns = {c: table.column(c).to_pylist() for c in ("text", "source")}
+    urls = table.column("url").to_pylist() if "url" in table.column_names else [None] * len(table)
+    texts: list[str | None] = []
+    verdicts: list[list[Verdict]] = []
+    replacements: list[list[str]] = []
+    for text, source, url in zip(columns["text"], columns["source"], urls, strict=True):
+        edits: Counter[str] = Counter()
+        pii_failures: list[Verdict] = []
+        if text is not None:
+            scrubbed = scrub(text, config.pii)
+            text, edits = scrubbed.text, Counter(scrubbed.replaced)
+            pii_failures = _pii_verdicts(scrubbed.found, scrubbed.dropping(config.pii))
+            if config.c4_remove_boilerplate_lines and source not in config.exempt.get(C4_LINES, ()):
+                text, removed_lines = strip_boilerplate_lines(text)
+                if removed_lines:
+                    edits[C4_LINES] += removed_lines
+        texts.append(text)
+        verdicts.append(pii_failures + judge_text(text, config, source, url))
+        replacements.append(sorted(f"{kind}:{n}" for kind, n in edits.items()))
+        summary.replacements.update(edits)
+    _language_verdicts(texts, columns["source"], verdicts, config)
+    return _write(shard, table, staging, texts, verdicts, replacements, summary, seed)
+
+
+def _language_verdicts(
+    texts: list[str | None], sources: list[str], verdicts: list[list[Verdict]], config: FilterConfig
+) -> None:
+    """Run language identification last, in one batch, on rows every other filter passed."""
+    if not config.languages:
+        return
+    exempt = set(config.exempt.get(LANGUAGE, ()))
+    todo = [
+        i
+        for i, (text, source) in enumerate(zip(texts, sources, strict=True))
+        if text is not None and source not in exempt and all(v.passed for v in verdicts[i])
+    ]
+    scores = langid.keep_confidence(
+        [texts[i] for i in todo], config.languages, config.language_candidates
+    )
+    for i, score in zip(todo, scores, strict=True):
+        verdicts[i].append(
+            Verdict(
+                LANGUAGE,
+                score,
+                config.min_language_confidence,
+                score >= config.min_language_confidence,
+            )
+        )
+
+
+def _write(
+    shard: int,
+    table: pa.Table,
+    staging: Path,
+    texts: list[str | None],
+    verdicts: list[list[Verdict]],
+    replacements: list[list[str]],
+    summary: FilterSummary,
+    seed: int,
+) -> FilterSummary:
+    ids = table.column("doc_id").to_pylist()
+    first: list[Verdict | None] = []
+    for doc_id, text, row in zip(ids, texts, verdicts, strict=True):
+        failed = [v for v in row if not v.passed]
+        summary.would_fail.update(v.name for v in failed)
+        first.append(failed[0] if failed else None)
+        if failed:
+            summary.removed_by[failed[0].name] += 1
+        key = unit_interval(doc_id, seed, "review")
+        snippet = redact_text((text or "")[:SNIPPET_CHARS])
+        for v in row:
+            summary.offer(v, Sample(key, doc_id, v.score, snippet))
+    keep = pa.array([f is None for f in first], pa.bool_())
+    summary.kept = sum(f is None for f in first)
+    index = table.schema.get_field_index("text")
+    table = table.set_column(index, table.schema.field("text"), pa.array(texts, pa.string()))
+    hashes = pa.array([content_hash(t) for t in texts], pa.string())
+    table = table.set_column(table.schema.get_field_index("content_hash"), "content_hash", hashes)
+    table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
+    write_parquet(table.filter(keep), part_path(staging, shard))
+    removed = table
+    for spec, values in zip(
+        REMOVED_FIELDS,
+        (
+            [f.name if f else None for f in first],
+            [f.score if f else None for f in first],
+            [f.threshold if f else None for f in first],
+            [[v.name for v in row if not v.passed] for row in verdicts],
+        ),
+        strict=True,
+    ):
+        removed = removed.append_column(spec, pa.array(values, spec.type))
+    write_parquet(removed.filter(pc.invert(keep)), part_path(staging / "removed", shard))
+    return summary
