@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run ui test lint clean
+BENCH_VENV := .bench-venv
+
+.PHONY: install run ui test lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +33,16 @@ ui: install $(DAGSTER_HOME)/dagster.yaml
 test: install
 	$(BIN)/ruff check corpus_platform tests
 	$(BIN)/pytest -q
+
+## bench: a separate .bench-venv with datatrove; 100,000 generated documents; writes BENCHMARKS.md
+$(BENCH_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -e . datatrove==0.10.1 regex==2026.11.15 spacy==3.8.18
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --out BENCHMARKS.md
 
 lint: install
 	$(BIN)/ruff check corpus_platform tests

@@ -31,6 +31,7 @@ class BuildReport:
     checks: list[CheckVerdict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     selected: tuple[str, ...] = STAGES
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def check(self, name: str) -> CheckVerdict:
         """The verdict of the check called ``name``."""
@@ -122,6 +123,8 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
             report.materialized[materialization.asset_key.to_user_string()] = _plain(
                 materialization.metadata
             )
+        elif event.is_step_success:
+            report.seconds[event.step_key] = event.event_specific_data.duration_ms / 1000.0
         elif event.is_step_failure:
             report.failures.append(
                 f"{event.step_key}: {_root_cause(event.step_failure_data.error)}"

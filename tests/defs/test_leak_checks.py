@@ -212,3 +212,36 @@ def test_annotated_clusters_stay_on_one_side(
     assert kept["rows"] == kept["rows_in"]  # annotate keeps every member
     assert report.check("no_cluster_in_two_splits").passed is passes
     assert report.check("no_train_neighbour_of_held_out_rows").passed is passes
+
+
+def test_great_expectations_suite_names_column_and_rows(built, tmp_path: Path) -> None:
+    from corpus_platform.defs.ingest.assets import great_expectations_suite
+
+    root = copy_project(built[0], tmp_path)
+    assert run_check(great_expectations_suite, root).passed
+    set_config(root, input={"ranges": {"clicks": [0, 5]}})
+    result = run_check(great_expectations_suite, root)
+    assert not result.passed
+    failure = result.metadata["failures"].value[0]
+    assert "expect_column_values_to_be_between(clicks)" in failure
+    assert (" row(s), e.g. " in failure and ".jsonl row " in failure) or ".parquet row " in failure
+
+
+def test_explain_names_the_filter_score_and_threshold(built) -> None:
+    from corpus_platform.trace import explain
+
+    root = built[0]
+    removed = read_parquet(part_path(root / "data" / "filtered_documents" / "removed", 0))
+    by_reason = {
+        r: d
+        for r, d in zip(
+            removed.column("reason").to_pylist(), removed.column("doc_id").to_pylist(), strict=True
+        )
+    }
+    text = explain(root, by_reason["min_chars"])
+    assert "REMOVED by min_chars (score " in text and "threshold 200)" in text
+    assert "FAIL min_chars: score" in text
+    kept = (
+        read_parquet(part_path(root / "data" / "filtered_documents", 0)).column("doc_id")[0].as_py()
+    )
+    assert ": kept" in explain(root, kept)

@@ -13,7 +13,7 @@ def test_every_stage_materializes_and_every_check_passes(built) -> None:
     _, report, _ = built
     assert report.ok, report.render()
     assert set(report.materialized) == set(STAGES)
-    assert len(report.checks) == 13 and all(c.passed for c in report.checks)
+    assert len(report.checks) == 14 and all(c.passed for c in report.checks)
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 300"
 
