@@ -31,7 +31,7 @@ ui: install $(DAGSTER_HOME)/dagster.yaml
 
 ## test: install, lint, run the test suite
 test: install
-	$(BIN)/ruff check corpus_platform tests
+	$(BIN)/ruff check corpus_platform tests bench
 	$(BIN)/pytest -q
 
 ## bench: a separate .bench-venv with datatrove; 100,000 generated documents; writes BENCHMARKS.md
@@ -45,7 +45,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --out BENCHMARKS.md
 
 lint: install
-	$(BIN)/ruff check corpus_platform tests
+	$(BIN)/ruff check corpus_platform tests bench
 	$(BIN)/ruff format --check corpus_platform tests
 
 clean:

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
+from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels.hashing import normalize_text
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
@@ -49,6 +50,18 @@ class DedupParams:
     def __post_init__(self) -> None:
         if not 0.0 < self.pair_threshold <= self.threshold < 1.0:
             raise ValueError("need 0 < pair_threshold <= threshold < 1")
+
+    @classmethod
+    def from_config(cls, config: CorpusConfig) -> DedupParams:
+        """The dedup settings of a corpus.yaml; pairs are kept down to the split's threshold."""
+        return cls(
+            num_perm=config.dedup.num_perm,
+            shingle_size=config.dedup.shingle_size,
+            threshold=config.dedup.threshold,
+            pair_threshold=config.split.similarity_threshold,
+            seed=config.seed,
+            mode=config.dedup.mode,
+        )
 
     @property
     def lsh_threshold(self) -> float:

@@ -39,14 +39,7 @@ from corpus_platform.store.datasets import (
 )
 def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
-    params = DedupParams(
-        num_perm=config.dedup.num_perm,
-        shingle_size=config.dedup.shingle_size,
-        threshold=config.dedup.threshold,
-        pair_threshold=config.split.similarity_threshold,
-        seed=config.seed,
-        mode=config.dedup.mode,
-    )
+    params = DedupParams.from_config(config)
     upstream, shards = corpus.stage_dir(FILTERED_DOCUMENTS), range(config.num_shards)
     engine = corpus.engine(config)
     with corpus.scratch(DEDUPLICATED_DOCUMENTS) as scratch:

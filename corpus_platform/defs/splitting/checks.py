@@ -67,13 +67,7 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject) -> dg.AssetCheckR
     """No validation or test row finds a train row at or above the split's similarity
     threshold when queried against a datasketch MinHashLSH index of train."""
     config = corpus.load()
-    params = DedupParams(
-        num_perm=config.dedup.num_perm,
-        shingle_size=config.dedup.shingle_size,
-        threshold=config.dedup.threshold,
-        pair_threshold=config.split.similarity_threshold,
-        seed=config.seed,
-    )
+    params = DedupParams.from_config(config)
     queried, hits, examples = held_out_neighbours(
         corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, params, ("validation", "test")
     )
