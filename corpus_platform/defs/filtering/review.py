@@ -29,9 +29,9 @@ def funnel_chart(rows_in: int, removed: Counter[str]) -> str:
     names = ["rows in", *sorted(removed, key=lambda n: -removed[n]), "rows out"]
     values = [rows_in, *(removed[n] for n in names[1:-1]), rows_in - sum(removed.values())]
     figure, axis = plt.subplots(figsize=(7, 0.35 * len(names) + 1), dpi=80)
-    axis.barh(
-        names[::-1], values[::-1], color=["#4c72b0"] + ["#dd8452"] * (len(names) - 2) + ["#55a868"]
-    )
+    colors = ["#4c72b0"] + ["#dd8452"] * (len(names) - 2) + ["#55a868"]
+    bars = axis.barh(names[::-1], values[::-1], color=colors[::-1])
+    axis.bar_label(bars, padding=3)
     axis.set_xlabel("rows")
     axis.set_title("filter funnel (removed by first failing filter)")
     figure.tight_layout()
