@@ -1,0 +1,37 @@
+"""Clusters and kept rows do not depend on the number of logical shards."""
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from corpus_platform.store.datasets import read_all_shards
+from tests.conftest import build, make_project
+
+UP_TO_DEDUP = ["raw_documents", "filtered_documents", "deduplicated_documents"]
+
+
+def dedup_result(root: Path, shards: int) -> tuple[set[tuple[str, str, bool]], set[str]]:
+    folder = root / "data" / "deduplicated_documents"
+    membership = read_all_shards(folder / "clusters", shards)
+    rows = set(
+        zip(
+            membership.column("cluster_id").to_pylist(),
+            membership.column("doc_id").to_pylist(),
+            membership.column("kept").to_pylist(),
+            strict=True,
+        )
+    )
+    kept: pa.Table = read_all_shards(folder, shards)
+    return rows, set(kept.column("doc_id").to_pylist())
+
+
+def test_4_and_16_shards_give_the_same_clusters_and_kept_rows(tmp_path: Path) -> None:
+    results = []
+    for shards in (4, 16):
+        root = make_project(tmp_path / f"shards{shards}", num_shards=shards)
+        report = build(root, UP_TO_DEDUP)
+        assert report.ok, report.render()
+        results.append(dedup_result(root, shards))
+    (clusters_4, kept_4), (clusters_16, kept_16) = results
+    assert clusters_4 == clusters_16 and len(clusters_4) > 200
+    assert kept_4 == kept_16
