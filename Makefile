@@ -43,6 +43,7 @@ $(BENCH_VENV)/.installed: pyproject.toml
 
 bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/dedup_accuracy.py --docs 20000 --out BENCHMARKS.md
 
 lint: install
 	$(BIN)/ruff check corpus_platform tests bench
