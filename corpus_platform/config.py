@@ -161,6 +161,7 @@ class DedupConfig(_Model):
     shingle_size: Annotated[int, Field(ge=1, le=20)] = 5
     threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
     mode: Literal["drop", "annotate"] = "drop"
+    columns: tuple[str, ...] = ()
 
 
 class SplitConfig(_Model):
@@ -260,6 +261,12 @@ class CorpusConfig(_Model):
             raise ValueError(
                 "split.similarity_threshold must not exceed dedup.threshold: rows too similar "
                 "to keep apart must be at least as similar as duplicates"
+            )
+        known = {*CANONICAL_COLUMNS, *self.input.features}
+        unknown = sorted(set(self.dedup.columns) - known)
+        if unknown:
+            raise ValueError(
+                f"dedup.columns {unknown} are not columns of the data; use {sorted(known)}"
             )
         allowed = {*self.input.features, "label"}
         for feature in self.asof_features:

@@ -28,6 +28,7 @@ def test_repository_config_is_valid() -> None:
         ("input", {"columns": {"text": "body"}}, "columns.doc_id is required"),
         ("input", {"columns": {"doc_id": "id", "author": "x"}}, "unknown canonical column"),
         ("num_shards", 0, "num_shards"),
+        ("dedup", {"columns": ["nope"]}, "dedup.columns ['nope'] are not columns"),
     ],
 )
 def test_bad_field_is_named(section: str, value: object, expected: str) -> None:

@@ -17,6 +17,7 @@ to keep near-neighbours on one side.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ import xxhash
 from datasketch import MinHash, MinHashLSH
 
 from corpus_platform.config import CorpusConfig
-from corpus_platform.kernels.hashing import normalize_text
+from corpus_platform.kernels.hashing import normalize_text, stable_hex
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
 
@@ -46,6 +47,7 @@ class DedupParams:
     pair_threshold: float
     seed: int
     mode: str = "drop"
+    columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0.0 < self.pair_threshold <= self.threshold < 1.0:
@@ -61,6 +63,7 @@ class DedupParams:
             pair_threshold=config.split.similarity_threshold,
             seed=config.seed,
             mode=config.dedup.mode,
+            columns=config.dedup.columns,
         )
 
     @property
@@ -107,9 +110,36 @@ def band_keys(signature_rows: np.ndarray, bands: int, rows: int) -> np.ndarray:
     return keys
 
 
+def exact_keys(table: pa.Table, columns: tuple[str, ...]) -> pa.Array:
+    """The exact-duplicate key of every row: the normalized content hash for rows with text;
+    for rows without text, a hash of the configured columns' values (null when none are)."""
+    texts = table.column("text").to_pylist()
+    hashes = table.column("content_hash").to_pylist()
+    values = [table.column(c).to_pylist() for c in columns]
+    keys = []
+    for i, (text, digest) in enumerate(zip(texts, hashes, strict=True)):
+        if text is not None:
+            keys.append(digest)
+        elif columns:
+            keys.append("cols:" + stable_hex(json.dumps([v[i] for v in values], default=str)))
+        else:
+            keys.append(None)
+    return pa.array(keys, pa.string())
+
+
 def signature_shard(shard: int, upstream: Path, scratch: Path, params: DedupParams) -> int:
-    """Write one shard's signatures and band keys to ``scratch``; return rows signed."""
-    table = read_shard(upstream, shard, ["doc_id", "entity", "text", "content_hash"])
+    """Write one shard's exact keys, signatures and band keys to ``scratch``; return rows signed."""
+    table = read_shard(upstream, shard)
+    keyed = pa.table(
+        {
+            "doc_id": table.column("doc_id"),
+            "entity": table.column("entity"),
+            "key": exact_keys(table, params.columns),
+        }
+    )
+    write_parquet(
+        keyed.filter(pc.is_valid(keyed.column("key"))), part_path(scratch / "keys", shard)
+    )
     table = table.filter(pc.is_valid(table.column("text")))
     sigs = signatures(table.column("text").to_pylist(), params)
     bands, rows = params.bands
@@ -157,11 +187,11 @@ def candidate_pairs(scratch: Path, num_shards: int) -> list[tuple[str, str]]:
 
 
 def exact_duplicate_groups(scratch: Path, num_shards: int) -> list[list[str]]:
-    """Groups (size > 1) of doc ids with equal normalized-content hashes, sorted."""
+    """Groups (size > 1) of doc ids with equal exact keys (see :func:`exact_keys`), sorted."""
     hashes = pa.concat_tables(
-        [t for _, t in iter_shards(scratch / "signatures", num_shards, ["doc_id", "content_hash"])]
+        [t for _, t in iter_shards(scratch / "keys", num_shards, ["doc_id", "key"])]
     )
-    grouped = hashes.group_by("content_hash").aggregate([("doc_id", "list"), ("doc_id", "count")])
+    grouped = hashes.group_by("key").aggregate([("doc_id", "list"), ("doc_id", "count")])
     grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
     return sorted(sorted(g) for g in grouped.column("doc_id_list").to_pylist())
 
@@ -245,10 +275,10 @@ def build_clusters(exact: list[list[str]], scored: list[ScoredPair], threshold: 
 
 
 def entities_of(doc_ids: set[str], scratch: Path, num_shards: int) -> dict[str, str]:
-    """The entity of each of ``doc_ids``, read from the signature files."""
+    """The entity of each of ``doc_ids``, read from the exact-key files (every keyed row)."""
     wanted = pa.array(sorted(doc_ids), pa.string())
     found: dict[str, str] = {}
-    for _, table in iter_shards(scratch / "signatures", num_shards, ["doc_id", "entity"]):
+    for _, table in iter_shards(scratch / "keys", num_shards, ["doc_id", "entity"]):
         hit = table.filter(pc.is_in(table.column("doc_id"), wanted))
         found.update(
             zip(hit.column("doc_id").to_pylist(), hit.column("entity").to_pylist(), strict=True)

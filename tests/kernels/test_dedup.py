@@ -123,3 +123,23 @@ def test_pairs_are_scored_by_exact_jaccard(corpus: Path) -> None:
         exact = jaccard(shingle_set(texts[pair.doc_a], 5), shingle_set(texts[pair.doc_b], 5))
         assert pair.similarity == exact
     assert PARAMS.lsh_threshold == pytest.approx(0.5)
+
+
+def test_tabular_rows_deduplicate_on_configured_columns(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    table = pa.table(
+        {
+            "doc_id": ["e1", "e2", "e3", "e4"],
+            "entity": ["u1", "u1", "u1", "u2"],
+            "text": pa.nulls(4, pa.string()),
+            "content_hash": [content_hash(None)] * 4,
+            "price": [9.5, 9.5, 3.0, 9.5],
+        }
+    )
+    write_parquet(table, tmp_path / "up" / "part-00000.parquet")
+    tabular = replace(PARAMS, columns=("entity", "price"))
+    signature_shard(0, tmp_path / "up", tmp_path / "with", tabular)
+    assert exact_duplicate_groups(tmp_path / "with", 1) == [["e1", "e2"]]
+    signature_shard(0, tmp_path / "up", tmp_path / "without", PARAMS)
+    assert exact_duplicate_groups(tmp_path / "without", 1) == []

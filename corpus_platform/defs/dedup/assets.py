@@ -34,7 +34,8 @@ from corpus_platform.store.datasets import (
     deps=[FILTERED_DOCUMENTS],
     group_name="dedup",
     kinds={"parquet", "dvc"},
-    description="Exact (normalized content hash) and MinHash-LSH near-duplicate clusters; the "
+    description="Exact (normalized content hash, or dedup.columns for rows without text) and "
+    "MinHash-LSH near-duplicate clusters; the "
     "cluster membership table under clusters/ and the similar pairs the split uses under pairs/.",
 )
 def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
