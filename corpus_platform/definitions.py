@@ -36,6 +36,7 @@ def build_definitions(project: CorpusProject | None = None) -> dg.Definitions:
         asset_checks=dg.load_asset_checks_from_modules(STAGE_MODULES),
         jobs=[schedules.build_corpus],
         schedules=[schedules.nightly_rebuild],
+        sensors=[schedules.new_raw_files],
         resources={"corpus": project or CorpusProject()},
         executor=dg.in_process_executor,
     )

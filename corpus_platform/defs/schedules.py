@@ -1,6 +1,10 @@
-"""The job that builds every dataset, and its nightly schedule."""
+"""The job that builds every dataset, its nightly schedule and the new-raw-files sensor."""
 
 import dagster as dg
+
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.hashing import fingerprint
+from corpus_platform.kernels.readers import list_input_files
 
 BUILD_JOB = "build_corpus"
 NIGHTLY_SCHEDULE = "nightly_rebuild"
@@ -19,3 +23,32 @@ nightly_rebuild = dg.ScheduleDefinition(
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="Rebuild every dataset at 02:00 UTC (stopped until switched on in the UI).",
 )
+
+RAW_SENSOR = "new_raw_files"
+
+
+def raw_listing_digest(corpus: CorpusProject) -> tuple[str, int]:
+    """A digest of the raw folder's listing (relative path, size, modification time) and the
+    number of files; it changes when a file lands, is replaced or is removed."""
+    root = corpus.raw_dir(corpus.load())
+    files = list_input_files(root)
+    entries = (
+        f"{p.relative_to(root).as_posix()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files
+    )
+    return fingerprint(entries), len(files)
+
+
+@dg.sensor(
+    name=RAW_SENSOR,
+    job=build_corpus,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Start build_corpus when raw files land in (or change in) the input folder.",
+)
+def new_raw_files(
+    context: dg.SensorEvaluationContext, corpus: CorpusProject
+) -> dg.SensorResult | dg.SkipReason:
+    digest, count = raw_listing_digest(corpus)
+    if digest == context.cursor:
+        return dg.SkipReason(f"no change in the {count} raw files")
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=digest)], cursor=digest)

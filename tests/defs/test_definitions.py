@@ -59,3 +59,20 @@ def test_job_and_nightly_schedule() -> None:
     assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
     job = defs.resolve_job_def("build_corpus")
     assert len(job.asset_layer.executable_asset_keys) == 7
+
+
+def test_sensor_requests_a_run_only_when_raw_files_change(tmp_path) -> None:
+    from corpus_platform.defs.resources import CorpusProject
+    from corpus_platform.defs.schedules import new_raw_files
+    from tests.conftest import make_project
+
+    root = make_project(tmp_path / "p")
+    resources = {"corpus": CorpusProject(root=str(root))}
+    first = new_raw_files(dg.build_sensor_context(resources=resources))
+    assert len(first.run_requests) == 1 and first.cursor
+    same = new_raw_files(dg.build_sensor_context(cursor=first.cursor, resources=resources))
+    assert isinstance(same, dg.SkipReason)
+    (root / "data" / "raw" / "web" / "new.jsonl").write_text('{"id": "n1"}\n', encoding="utf-8")
+    landed = new_raw_files(dg.build_sensor_context(cursor=first.cursor, resources=resources))
+    assert len(landed.run_requests) == 1 and landed.cursor != first.cursor
+    assert defs.resolve_sensor_def("new_raw_files").default_status == dg.DefaultSensorStatus.STOPPED
