@@ -18,6 +18,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 import great_expectations as gx
+from great_expectations.data_context.types.base import ProgressBarsConfig
 
 MAX_EXAMPLES = 5
 
@@ -76,7 +77,9 @@ def build_suite(
 
 @cache
 def _context() -> Any:
-    return gx.get_context(mode="ephemeral")
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    return context
 
 
 @cache
