@@ -34,20 +34,39 @@ test: install
 	$(BIN)/ruff check corpus_platform tests bench
 	$(BIN)/pytest -q
 
-## bench: a separate .bench-venv with datatrove; 100,000 generated documents; writes BENCHMARKS.md
+## bench: separate venvs with datatrove and text-dedup; 100,000 generated documents; writes BENCHMARKS.md
+# tokenizers: datatrove.pipeline.dedup's __init__ imports it (MinHash itself never uses it).
 $(BENCH_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install -q -e . datatrove==0.10.1 regex==2026.11.15 spacy==3.8.18
+	$(BENCH_VENV)/bin/python -m pip install -q -e . datatrove==0.10.1 regex==2026.11.15 spacy==3.8.18 \
+		tokenizers==0.23.3
 	touch $@
 
-bench: $(BENCH_VENV)/.installed
+# bench/peers/text_dedup_minhash.py: text-dedup 0.4.1 requires Python >= 3.12 (python3 here is
+# 3.11; the machine's pyenv has 3.12.1), so it gets its own venv, without the project.
+TEXTDEDUP_VENV := .bench-venv-textdedup
+PYTHON312 ?= $(shell PYENV_VERSION=3.12.1 pyenv which python3.12 2>/dev/null || command -v python3.12)
+TEXTDEDUP_PINS := text-dedup==0.4.1 datasets==5.2.0 numpy==2.5.5 pyarrow==26.0.1 pandas==3.1.1 \
+	polars==1.44.2 polars-runtime-32==1.44.2 polars-grouper==0.6.1 scipy==1.18.1 \
+	pydantic==2.14.3 pydantic-settings==2.16.3 xxhash==4.1.0 regex==2026.11.15 bitarray==3.12.3 \
+	rbloom==1.5.4 ftfy==6.3.1 psutil==7.2.2 rich==15.0.0 tqdm==4.70.1 huggingface_hub==2.4.0 \
+	fsspec==2026.9.0 multiprocess==0.70.19 dill==0.4.1
+
+$(TEXTDEDUP_VENV)/.installed:
+	@test -n "$(PYTHON312)" || { echo "text-dedup 0.4.1 needs python3.12: set PYTHON312=" >&2; exit 1; }
+	$(PYTHON312) -m venv $(TEXTDEDUP_VENV)
+	$(TEXTDEDUP_VENV)/bin/python -m pip install -q --upgrade pip
+	$(TEXTDEDUP_VENV)/bin/python -m pip install -q $(TEXTDEDUP_PINS)
+	touch $@
+
+bench: $(BENCH_VENV)/.installed $(TEXTDEDUP_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --out BENCHMARKS.md
-	$(BENCH_VENV)/bin/python bench/dedup_accuracy.py --docs 20000 --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/dedup_benchmark.py --docs 100000 --workers 2 --out BENCHMARKS.md
 
 lint: install
 	$(BIN)/ruff check corpus_platform tests bench
 	$(BIN)/ruff format --check corpus_platform tests
 
 clean:
-	rm -rf data .dagster .dvc-storage .scratch .corpus .dvc/cache .dvc/tmp
+	rm -rf data .dagster .dvc-storage .scratch .corpus .bench .dvc/cache .dvc/tmp

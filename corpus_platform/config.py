@@ -154,6 +154,15 @@ class FilterConfig(_Model):
         return self
 
 
+class NormalizationConfig(_Model):
+    """How text is normalized before exact hashing and shingling (see ``TextNormalization``)."""
+
+    unicode: Literal["NFC", "NFKC", "NFD", "NFKD", "none"] = "NFKC"
+    casefold: bool = True
+    whitespace: bool = True
+    punctuation: bool = False
+
+
 class DedupConfig(_Model):
     """Exact and MinHash near-duplicate detection."""
 
@@ -162,6 +171,9 @@ class DedupConfig(_Model):
     threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.8
     mode: Literal["drop", "annotate"] = "drop"
     columns: tuple[str, ...] = ()
+    normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
+    keep: Literal["quality", "smallest_id"] = "quality"
+    verify: bool = True
 
 
 class SplitConfig(_Model):

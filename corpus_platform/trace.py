@@ -95,17 +95,20 @@ class Trace:
         elif kept:
             role = (
                 "representative"
-                if member["cluster_id"] == self.doc_id
+                if member["representative"] == self.doc_id
                 else "member (annotate mode)"
             )
             self.stage(
-                "deduplicated_documents", f"kept as {role} of cluster {member['cluster_id']}"
+                "deduplicated_documents",
+                f"kept as {role} of cluster {member['cluster_id']} "
+                f"(quality score {member['quality_score']:.3f})",
             )
         else:
             self.stage(
                 "deduplicated_documents",
-                f"DROPPED: duplicate in cluster {member['cluster_id']} (representative "
-                f"{member['cluster_id']}, similarity {member['similarity']:.3f})",
+                f"DROPPED: duplicate in cluster {member['cluster_id']} (kept row "
+                f"{member['representative']}, estimated similarity {member['similarity']:.3f}, "
+                f"quality score {member['quality_score']:.3f})",
             )
         return kept
 

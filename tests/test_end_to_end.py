@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, project_config
+from tests.defs.test_definitions import EXPECTED_CHECKS
 
 CORPUS = [sys.executable, "-m", "corpus_platform.cli"]
 
@@ -133,7 +134,10 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
     assets = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert len(assets) == 7 and "training_mix" in assets
     checks = [c for n in assets.values() for c in n["assetChecksOrError"]["checks"]]
-    assert len(checks) == 14
+    shown = {
+        (key, c["name"]) for key, n in assets.items() for c in n["assetChecksOrError"]["checks"]
+    }
+    assert shown == EXPECTED_CHECKS
     assert all(c["blocking"] for c in checks)
     assert {c["executionForLatestMaterialization"]["status"] for c in checks} == {"SUCCEEDED"}
     runs = data["runsOrError"]["results"]

@@ -21,6 +21,7 @@ STAGES = (
 IDS_UNIQUE = "ids_unique"
 EXPECTATIONS = "great_expectations_suite"
 REMOVALS_HAVE_REASONS = "every_removal_has_reason"
+NO_KEPT_NEAR_DUPLICATES = "no_kept_near_duplicate_pair"
 NO_ENTITY_IN_TWO_SPLITS = "no_entity_in_two_splits"
 NO_CLUSTER_IN_TWO_SPLITS = "no_cluster_in_two_splits"
 SPLIT_RATIOS = "split_ratios_within_tolerance"

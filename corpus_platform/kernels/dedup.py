@@ -1,40 +1,75 @@
 """Exact and MinHash near-duplicate detection, staged like datatrove's pipeline.
 
-1. :func:`signature_shard`: per shard, word n-gram shingles, a datasketch MinHash per row and
-   one LSH band key per band, written to scratch files.
-2. :func:`candidate_pairs`: band keys grouped across shards; rows sharing a key are candidates.
+Every stage streams through scratch files, one per logical shard, so memory does not grow with
+the corpus beyond the grouping of band keys:
+
+1. :func:`signature_shard`: per shard, the exact key of every row (content hash of the normalized
+   text, or of ``dedup.columns`` for rows without text), and for rows with text the word n-gram
+   shingle hashes, a MinHash signature (datasketch's permutations, computed a batch at a time
+   by :mod:`corpus_platform.kernels.minhash`) and one LSH key per band, bands written in
+   ``BAND_GROUPS`` separate groups.
+2. :func:`candidate_pairs`: band keys grouped across shards, one band group at a time; rows
+   sharing a key are candidate pairs.
 3. :func:`score_pairs`: each candidate pair verified by the exact Jaccard similarity of its two
-   shingle sets, so MinHash's estimation noise costs no precision.
-4. :func:`build_clusters`: union-find over exact-duplicate groups and pairs at or above the dedup
-   threshold. A cluster is named by its smallest doc_id, which is also its representative.
-5. :func:`write_dedup_shard`: per shard, keep representatives (or everyone, in annotate mode) and
-   stamp every row with its cluster id.
+   shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), loading two shards'
+   sketches at a time.
+4. :func:`build_clusters`: union-find over exact-duplicate groups and pairs at or above the
+   dedup threshold. A cluster is named by its smallest doc_id.
+5. :func:`choose_representatives`: the member kept per cluster: the highest ``quality_score``
+   from the filter stage, ties by smallest doc_id (``dedup.keep: quality``, the default), or
+   simply the smallest doc_id (``dedup.keep: smallest_id``).
+6. :func:`membership_table` and :func:`write_dedup_shard`: the membership side table (cluster,
+   member, representative, kept, quality, estimated similarity to the representative), then per
+   shard the kept rows (every row in annotate mode) stamped with their cluster id.
 
 The LSH is tuned a little below the split's similarity threshold (itself below the dedup
 threshold), so the same pass yields, with high recall, the "similar pairs" the split stage uses
-to keep near-neighbours on one side.
+to keep near-neighbours on one side. Every output is sorted by doc id: identical for any number
+of workers and any number of logical shards.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import xxhash
 from datasketch import MinHash, MinHashLSH
 
 from corpus_platform.config import CorpusConfig
-from corpus_platform.kernels.hashing import normalize_text, stable_hex
+from corpus_platform.kernels import minhash
+from corpus_platform.kernels.hashing import TextNormalization, shard_of, stable_hex
+from corpus_platform.kernels.minhash import ShingleSets, shingle_sets
 from corpus_platform.kernels.unionfind import UnionFind
-from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
+from corpus_platform.store.datasets import (
+    iter_batches,
+    iter_shards,
+    part_path,
+    read_shard,
+    write_batches,
+    write_parquet,
+)
 
-LSH_MARGIN = 0.1  # the LSH targets pair_threshold - 0.1 to raise recall at the threshold
+DEFAULT_NORMALIZATION = TextNormalization()
+LSH_MARGIN = 0.1  # with verification, the LSH targets pair_threshold - 0.1 to raise recall
 MAX_BUCKET_PAIRS = 64  # buckets larger than this are linked as a star around their first member
+BAND_GROUPS = 8  # band keys are grouped an eighth of the bands at a time
+BATCH_ROWS = 2048  # rows sketched (and streamed back) at a time
+
+
+@cache
+def optimal_bands(threshold: float, num_perm: int) -> tuple[int, int]:
+    """datasketch's (bands, rows) minimising false positives plus false negatives at
+    ``threshold`` (computed once per setting: it integrates numerically)."""
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    return lsh.b, lsh.r
 
 
 @dataclass(frozen=True)
@@ -48,6 +83,9 @@ class DedupParams:
     seed: int
     mode: str = "drop"
     columns: tuple[str, ...] = ()
+    normalization: TextNormalization = field(default_factory=TextNormalization)
+    keep: str = "quality"
+    verify: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 < self.pair_threshold <= self.threshold < 1.0:
@@ -56,115 +94,146 @@ class DedupParams:
     @classmethod
     def from_config(cls, config: CorpusConfig) -> DedupParams:
         """The dedup settings of a corpus.yaml; pairs are kept down to the split's threshold."""
+        dedup = config.dedup
         return cls(
-            num_perm=config.dedup.num_perm,
-            shingle_size=config.dedup.shingle_size,
-            threshold=config.dedup.threshold,
+            num_perm=dedup.num_perm,
+            shingle_size=dedup.shingle_size,
+            threshold=dedup.threshold,
             pair_threshold=config.split.similarity_threshold,
             seed=config.seed,
-            mode=config.dedup.mode,
-            columns=config.dedup.columns,
+            mode=dedup.mode,
+            columns=dedup.columns,
+            normalization=TextNormalization(**dedup.normalization.model_dump()),
+            keep=dedup.keep,
+            verify=dedup.verify,
         )
 
     @property
     def lsh_threshold(self) -> float:
-        """The Jaccard the LSH bands target: below ``pair_threshold`` so that pairs at the
-        threshold are almost always candidates (exact verification removes the extras)."""
+        """The Jaccard the LSH bands target. With verification, below ``pair_threshold`` so that
+        pairs at the threshold are almost always candidates (verification removes the extras)."""
+        if not self.verify:
+            return self.pair_threshold
         return max(0.1, self.pair_threshold - LSH_MARGIN)
 
     @property
     def bands(self) -> tuple[int, int]:
         """(bands, rows per band) that datasketch finds optimal for ``lsh_threshold``."""
-        lsh = MinHashLSH(threshold=self.lsh_threshold, num_perm=self.num_perm)
-        return lsh.b, lsh.r
+        return optimal_bands(self.lsh_threshold, self.num_perm)
+
+    def band_groups(self) -> list[range]:
+        """The bands split into ``BAND_GROUPS`` contiguous groups, grouped one at a time."""
+        bands = self.bands[0]
+        edges = np.linspace(0, bands, min(BAND_GROUPS, bands) + 1).round().astype(int)
+        return [range(int(a), int(b)) for a, b in pairwise(edges)]
 
 
-def shingles(text: str, size: int) -> list[bytes]:
-    """Distinct word ``size``-grams of the normalized text (the whole text if shorter)."""
-    words = normalize_text(text).split()
-    if len(words) <= size:
-        return [" ".join(words).encode("utf-8")]
-    grams = {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
-    return [g.encode("utf-8") for g in sorted(grams)]
+def sketch(texts: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:
+    """The shingle sets and MinHash signatures (one row of ``num_perm`` uint32) of texts."""
+    sets = shingle_sets(texts, params.shingle_size, params.normalization)
+    return sets, minhash.signatures(sets, params.num_perm, params.seed)
 
 
 def signatures(texts: list[str], params: DedupParams) -> np.ndarray:
     """MinHash signatures, one row of ``num_perm`` uint32 per text."""
-    if not texts:
-        return np.zeros((0, params.num_perm), dtype=np.uint32)
-    hashes = MinHash.bulk(
-        (shingles(t, params.shingle_size) for t in texts),
-        num_perm=params.num_perm,
-        seed=params.seed,
-        hashfunc=xxhash.xxh32_intdigest,
-    )
-    return np.stack([m.hashvalues.astype(np.uint32) for m in hashes])
+    return sketch(texts, params)[1]
 
 
-def band_keys(signature_rows: np.ndarray, bands: int, rows: int) -> np.ndarray:
-    """A 64-bit key per (row, band): the hash of that band's slice of the signature."""
-    keys = np.empty((len(signature_rows), bands), dtype=np.uint64)
-    for i, sig in enumerate(signature_rows):
-        for b in range(bands):
-            keys[i, b] = xxhash.xxh3_64_intdigest(sig[b * rows : (b + 1) * rows].tobytes(), seed=b)
-    return keys
-
-
-def exact_keys(table: pa.Table, columns: tuple[str, ...]) -> pa.Array:
-    """The exact-duplicate key of every row: the normalized content hash for rows with text;
-    for rows without text, a hash of the configured columns' values (null when none are)."""
+def exact_keys(table: pa.Table, params: DedupParams) -> pa.Array:
+    """The exact-duplicate key of every row: the hash of the normalized text for rows with text;
+    for rows without text, a hash of the ``dedup.columns`` values (null when none are set)."""
     texts = table.column("text").to_pylist()
-    hashes = table.column("content_hash").to_pylist()
-    values = [table.column(c).to_pylist() for c in columns]
+    values = [table.column(c).to_pylist() for c in params.columns]
     keys = []
-    for i, (text, digest) in enumerate(zip(texts, hashes, strict=True)):
+    for i, text in enumerate(texts):
         if text is not None:
-            keys.append(digest)
-        elif columns:
+            keys.append(stable_hex(params.normalization.apply(text)))
+        elif params.columns:
             keys.append("cols:" + stable_hex(json.dumps([v[i] for v in values], default=str)))
         else:
             keys.append(None)
     return pa.array(keys, pa.string())
 
 
+def _quality(table: pa.Table) -> pa.Array:
+    if "quality_score" in table.column_names:
+        return pc.fill_null(table.column("quality_score"), 0.0)
+    return pa.array(np.ones(len(table)), pa.float64())
+
+
+SKETCH_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("entity", pa.string()),
+        ("signature", pa.binary()),
+        ("shingles", pa.list_(pa.uint64())),
+    ]
+)
+BAND_SCHEMA = pa.schema([("band", pa.int16()), ("key", pa.uint64()), ("row", pa.uint64())])
+
+
+def _sketch_batches(
+    table: pa.Table, shard: int, params: DedupParams, band_rows: list[list[pa.Table]]
+) -> Iterator[pa.Table]:
+    """Sketch ``table`` (rows with text) ``BATCH_ROWS`` at a time; band keys go to ``band_rows``.
+
+    A band row names its document by ``shard << 32 | position`` in the shard's sketch file, so
+    grouping band keys never holds doc id strings.
+    """
+    bands, rows = params.bands
+    for start in range(0, len(table), BATCH_ROWS):
+        batch = table.slice(start, BATCH_ROWS)
+        sets, sigs = sketch(batch.column("text").to_pylist(), params)
+        keys = minhash.band_keys(sigs, bands, rows)
+        positions = (np.uint64(shard) << np.uint64(32)) + np.arange(
+            start, start + len(batch), dtype=np.uint64
+        )
+        for number, group in enumerate(params.band_groups()):
+            band_rows[number].append(
+                pa.table(
+                    {
+                        "band": np.tile(
+                            np.arange(group.start, group.stop, dtype=np.int16), len(batch)
+                        ),
+                        "key": keys[:, group.start : group.stop].reshape(-1),
+                        "row": np.repeat(positions, len(group)),
+                    },
+                    schema=BAND_SCHEMA,
+                )
+            )
+        yield pa.table(
+            {
+                "doc_id": batch.column("doc_id"),
+                "entity": batch.column("entity"),
+                "signature": pa.array([s.tobytes() for s in sigs], pa.binary()),
+                "shingles": pa.ListArray.from_arrays(pa.array(sets.offsets), pa.array(sets.values)),
+            },
+            schema=SKETCH_SCHEMA,
+        )
+
+
 def signature_shard(shard: int, upstream: Path, scratch: Path, params: DedupParams) -> int:
-    """Write one shard's exact keys, signatures and band keys to ``scratch``; return rows signed."""
+    """Write one shard's exact keys, sketches and band keys to ``scratch``; return rows signed."""
     table = read_shard(upstream, shard)
     keyed = pa.table(
         {
             "doc_id": table.column("doc_id"),
             "entity": table.column("entity"),
-            "key": exact_keys(table, params.columns),
+            "key": exact_keys(table, params),
+            "quality_score": _quality(table),
         }
     )
     write_parquet(
         keyed.filter(pc.is_valid(keyed.column("key"))), part_path(scratch / "keys", shard)
     )
     table = table.filter(pc.is_valid(table.column("text")))
-    sigs = signatures(table.column("text").to_pylist(), params)
-    bands, rows = params.bands
-    keys = band_keys(sigs, bands, rows)
-    sig_table = pa.table(
-        {
-            "doc_id": table.column("doc_id"),
-            "entity": table.column("entity"),
-            "content_hash": table.column("content_hash"),
-            "signature": pa.array([s.tobytes() for s in sigs], pa.binary()),
-        }
-    )
-    write_parquet(sig_table, part_path(scratch / "signatures", shard))
-    band_table = pa.table(
-        {
-            "band": pa.array(np.tile(np.arange(bands, dtype=np.int32), len(table))),
-            "key": pa.array(keys.reshape(-1)),
-            "doc_id": pa.array(
-                np.repeat(np.array(table.column("doc_id").to_pylist(), dtype=object), bands),
-                pa.string(),
-            ),
-        }
-    )
-    write_parquet(band_table, part_path(scratch / "bands", shard))
-    return len(table)
+    band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
+    sketches = _sketch_batches(table, shard, params, band_rows)
+    signed = write_batches(sketches, SKETCH_SCHEMA, part_path(scratch / "sketches", shard))
+    for number, tables in enumerate(band_rows):
+        band_table = pa.concat_tables(tables) if tables else BAND_SCHEMA.empty_table()
+        write_parquet(band_table, part_path(scratch / "bands" / f"group-{number}", shard))
+    return signed
 
 
 def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:
@@ -174,15 +243,45 @@ def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(members) for b in members[i + 1 :]]
 
 
-def candidate_pairs(scratch: Path, num_shards: int) -> list[tuple[str, str]]:
-    """Pairs of doc ids that share at least one band key, sorted, each once (a < b)."""
-    tables = [t for _, t in iter_shards(scratch / "bands", num_shards)]
-    bands = pa.concat_tables(tables)
-    grouped = bands.group_by(["band", "key"]).aggregate([("doc_id", "list"), ("doc_id", "count")])
-    grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
+def colliding_rows(band: np.ndarray, key: np.ndarray, row: np.ndarray) -> list[np.ndarray]:
+    """The rows of every (band, key) bucket holding more than one row, by sorting (no hashing
+    of strings, no per-bucket lists for the many buckets of one)."""
+    order = np.lexsort((row, key, band))
+    band, key, row = band[order], key[order], row[order]
+    same = (band[1:] == band[:-1]) & (key[1:] == key[:-1])
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    ends = np.append(starts[1:], len(row))
+    return [row[a:b] for a, b in zip(starts, ends, strict=True) if b - a > 1]
+
+
+def doc_ids_at(scratch: Path, rows: set[int]) -> dict[int, str]:
+    """The doc ids behind band-row numbers (``shard << 32 | position``)."""
+    by_shard: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        by_shard[row >> 32].append(row)
+    found = {}
+    for shard, wanted in sorted(by_shard.items()):
+        ids = read_shard(scratch / "sketches", shard, ["doc_id"]).column("doc_id")
+        found.update({row: ids[row & 0xFFFFFFFF].as_py() for row in wanted})
+    return found
+
+
+def candidate_pairs(scratch: Path, num_shards: int, params: DedupParams) -> list[tuple[str, str]]:
+    """Pairs of doc ids that share at least one band key, sorted, each once (a < b).
+
+    One band group's keys are in memory at a time, as three numeric arrays.
+    """
+    buckets: list[np.ndarray] = []
+    for number in range(len(params.band_groups())):
+        folder = scratch / "bands" / f"group-{number}"
+        keys = pa.concat_tables([t for _, t in iter_shards(folder, num_shards)])
+        band, key, row = (keys.column(c).to_numpy() for c in ("band", "key", "row"))
+        del keys
+        buckets += colliding_rows(band, key, row)
+    names = doc_ids_at(scratch, {int(r) for bucket in buckets for r in bucket})
     pairs: set[tuple[str, str]] = set()
-    for members in grouped.column("doc_id_list").to_pylist():
-        pairs.update(_bucket_pairs(members))
+    for bucket in buckets:
+        pairs.update(_bucket_pairs([names[int(r)] for r in bucket]))
     return sorted(pairs)
 
 
@@ -198,7 +297,7 @@ def exact_duplicate_groups(scratch: Path, num_shards: int) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class ScoredPair:
-    """A candidate pair with its estimated Jaccard similarity and the rows' entities."""
+    """A candidate pair with its Jaccard similarity and the rows' entities."""
 
     doc_a: str
     doc_b: str
@@ -208,8 +307,8 @@ class ScoredPair:
 
 
 def shingle_set(text: str, size: int) -> frozenset[int]:
-    """64-bit hashes of the distinct word shingles of a text."""
-    return frozenset(xxhash.xxh3_64_intdigest(s) for s in shingles(text, size))
+    """64-bit hashes of the distinct word shingles of a text (default normalization)."""
+    return frozenset(shingle_sets([text], size, DEFAULT_NORMALIZATION).values.tolist())
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -218,86 +317,202 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     return len(a & b) / union if union else 1.0
 
 
-def score_pairs(
-    pairs: list[tuple[str, str]], upstream: Path, num_shards: int, size: int
-) -> list[ScoredPair]:
-    """Verify candidate pairs by the exact Jaccard similarity of their shingle sets.
-
-    Only the texts of rows that occur in a candidate pair are read and shingled.
-    """
-    wanted = pa.array(sorted({d for pair in pairs for d in pair}), pa.string())
-    sets: dict[str, tuple[str, frozenset[int]]] = {}
-    for _, table in iter_shards(upstream, num_shards, ["doc_id", "entity", "text"]):
-        found = table.filter(pc.is_in(table.column("doc_id"), wanted))
-        columns = (found.column(c).to_pylist() for c in ("doc_id", "entity", "text"))
-        for doc_id, entity, text in zip(*columns, strict=True):
-            sets[doc_id] = (entity, shingle_set(text, size))
-    scored = []
-    for a, b in pairs:
-        (entity_a, set_a), (entity_b, set_b) = sets[a], sets[b]
-        scored.append(ScoredPair(a, b, entity_a, entity_b, jaccard(set_a, set_b)))
-    return scored
+def sorted_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact Jaccard similarity of two sorted arrays of distinct shingle hashes."""
+    common = len(np.intersect1d(a, b, assume_unique=True))
+    union = len(a) + len(b) - common
+    return common / union if union else 1.0
 
 
-@dataclass(frozen=True)
-class Clusters:
-    """Duplicate clusters: every member's cluster id and similarity to its representative."""
-
-    cluster_of: dict[str, str]
-    similarity: dict[str, float]
-
-    def dropped(self) -> set[str]:
-        """Members that are not their cluster's representative."""
-        return {doc for doc, cluster in self.cluster_of.items() if doc != cluster}
+def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """The MinHash estimate of Jaccard similarity: the fraction of equal signature slots."""
+    return float(np.count_nonzero(a == b)) / len(a)
 
 
-def build_clusters(exact: list[list[str]], scored: list[ScoredPair], threshold: float) -> Clusters:
-    """Union exact groups and pairs with similarity >= ``threshold`` into named clusters."""
-    links = UnionFind()
-    for group in exact:
-        links.union_all((group[0], member) for member in group[1:])
-    best: dict[tuple[str, str], float] = {}
-    for pair in scored:
-        best[(pair.doc_a, pair.doc_b)] = pair.similarity
-        if pair.similarity >= threshold:
-            links.union(pair.doc_a, pair.doc_b)
-    exact_pairs = {(g[0], m) for g in exact for m in g[1:]}
-    cluster_of: dict[str, str] = {}
-    similarity: dict[str, float] = {}
-    for root, members in links.groups().items():
-        for member in members:
-            cluster_of[member] = root
-            key = (root, member)
-            similarity[member] = (
-                1.0 if member == root or key in exact_pairs else best.get(key, float("nan"))
-            )
-    return Clusters(cluster_of=cluster_of, similarity=similarity)
-
-
-def entities_of(doc_ids: set[str], scratch: Path, num_shards: int) -> dict[str, str]:
-    """The entity of each of ``doc_ids``, read from the exact-key files (every keyed row)."""
-    wanted = pa.array(sorted(doc_ids), pa.string())
-    found: dict[str, str] = {}
-    for _, table in iter_shards(scratch / "keys", num_shards, ["doc_id", "entity"]):
-        hit = table.filter(pc.is_in(table.column("doc_id"), wanted))
-        found.update(
-            zip(hit.column("doc_id").to_pylist(), hit.column("entity").to_pylist(), strict=True)
-        )
+def load_sketches(
+    scratch: Path, shard: int, wanted: set[str], field: str
+) -> dict[str, tuple[str, np.ndarray]]:
+    """(entity, ``field``) of the ``wanted`` rows of one shard, streamed batch by batch;
+    ``field`` is ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
+    keep = pa.array(sorted(wanted), pa.string())
+    found = {}
+    for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "entity", field]):
+        batch = batch.filter(pc.is_in(batch.column("doc_id"), keep))
+        ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
+        values = batch.column(field)
+        for i, (doc_id, entity) in enumerate(zip(ids, entities, strict=True)):
+            if field == "signature":
+                found[doc_id] = (entity, np.frombuffer(values[i].as_py(), dtype=np.uint32))
+            else:
+                found[doc_id] = (entity, values[i].values.to_numpy(zero_copy_only=False))
     return found
 
 
-def membership_table(clusters: Clusters, mode: str, entity_of: dict[str, str]) -> pa.Table:
+def score_pairs(
+    pairs: list[tuple[str, str]], scratch: Path, num_shards: int, params: DedupParams
+) -> list[ScoredPair]:
+    """Score candidate pairs: exact Jaccard of their shingle sets (the MinHash estimate when
+    ``params.verify`` is off), in sorted pair order.
+
+    Pairs are taken block by block, one pair of shards at a time, so at most two shards'
+    sketches of candidate rows are in memory.
+    """
+    blocks: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
+    wanted: dict[int, set[str]] = defaultdict(set)
+    for a, b in pairs:
+        shard_a, shard_b = shard_of(a, num_shards), shard_of(b, num_shards)
+        blocks[(min(shard_a, shard_b), max(shard_a, shard_b))].append((a, b))
+        wanted[shard_a].add(a)
+        wanted[shard_b].add(b)
+    field, measure = (
+        ("shingles", sorted_jaccard) if params.verify else ("signature", estimated_jaccard)
+    )
+    scored = []
+    for first in range(num_shards):
+        mine = load_sketches(scratch, first, wanted[first], field) if wanted[first] else {}
+        for second in range(first, num_shards):
+            block = blocks.get((first, second))
+            if not block:
+                continue
+            theirs = (
+                mine if second == first else load_sketches(scratch, second, wanted[second], field)
+            )
+            for a, b in block:
+                (entity_a, x), (entity_b, y) = (
+                    (mine if a in mine else theirs)[a],
+                    (mine if b in mine else theirs)[b],
+                )
+                scored.append(ScoredPair(a, b, entity_a, entity_b, measure(x, y)))
+    scored.sort(key=lambda p: (p.doc_a, p.doc_b))
+    return scored
+
+
+def build_clusters(
+    exact: list[list[str]], scored: list[ScoredPair], threshold: float
+) -> dict[str, str]:
+    """Union exact groups and pairs with similarity >= ``threshold``; map every member of a
+    cluster (size > 1) to the cluster id, its smallest doc_id."""
+    links = UnionFind()
+    for group in exact:
+        links.union_all((group[0], member) for member in group[1:])
+    for pair in scored:
+        if pair.similarity >= threshold:
+            links.union(pair.doc_a, pair.doc_b)
+    return {member: root for root, members in links.groups().items() for member in members}
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    """A cluster member's entity and quality score, from the exact-key files."""
+
+    entity: str
+    quality: float
+
+
+def member_info(doc_ids: set[str], scratch: Path, num_shards: int) -> dict[str, MemberInfo]:
+    """Entity and quality score of each of ``doc_ids`` (every keyed row is in ``keys/``)."""
+    wanted = pa.array(sorted(doc_ids), pa.string())
+    found: dict[str, MemberInfo] = {}
+    columns = ["doc_id", "entity", "quality_score"]
+    for _, table in iter_shards(scratch / "keys", num_shards, columns):
+        hit = table.filter(pc.is_in(table.column("doc_id"), wanted))
+        for doc_id, entity, quality in zip(
+            *(hit.column(c).to_pylist() for c in columns), strict=True
+        ):
+            found[doc_id] = MemberInfo(entity, quality)
+    return found
+
+
+def choose_representatives(
+    cluster_of: dict[str, str], info: dict[str, MemberInfo], keep: str
+) -> dict[str, str]:
+    """The member kept per cluster id: highest quality score, ties by smallest doc_id
+    (``keep="quality"``), or the smallest doc_id (``keep="smallest_id"``)."""
+    best: dict[str, tuple[float, str]] = {}
+    for doc_id, cluster in cluster_of.items():
+        rank = (-info[doc_id].quality if keep == "quality" else 0.0, doc_id)
+        if cluster not in best or rank < best[cluster]:
+            best[cluster] = rank
+    return {cluster: rank[1] for cluster, rank in best.items()}
+
+
+def similarity_to_representative(
+    cluster_of: dict[str, str], representative: dict[str, str], scratch: Path, num_shards: int
+) -> dict[str, float]:
+    """Each member's MinHash-estimated Jaccard similarity to its cluster's kept row (1.0 for the
+    representative itself and for rows without text, which only exact keys can join)."""
+    by_shard: dict[int, set[str]] = defaultdict(set)
+    for doc_id in representative.values():
+        by_shard[shard_of(doc_id, num_shards)].add(doc_id)
+    rep_signature = {}
+    for shard, wanted in sorted(by_shard.items()):
+        found = load_sketches(scratch, shard, wanted, "signature")
+        rep_signature.update({d: signature for d, (_, signature) in found.items()})
+    members: dict[int, set[str]] = defaultdict(set)
+    for doc_id in cluster_of:
+        members[shard_of(doc_id, num_shards)].add(doc_id)
+    similarity = {doc_id: 1.0 for doc_id in cluster_of}
+    for shard, wanted in sorted(members.items()):
+        for doc_id, (_, signature) in load_sketches(scratch, shard, wanted, "signature").items():
+            rep = rep_signature.get(representative[cluster_of[doc_id]])
+            if rep is not None:
+                similarity[doc_id] = estimated_jaccard(signature, rep)
+    return similarity
+
+
+def membership_table(
+    cluster_of: dict[str, str],
+    representative: dict[str, str],
+    similarity: dict[str, float],
+    info: dict[str, MemberInfo],
+    mode: str,
+) -> pa.Table:
     """The cluster membership side table, sorted by (cluster_id, doc_id)."""
-    rows = sorted((c, d) for d, c in clusters.cluster_of.items())
+    rows = sorted((c, d) for d, c in cluster_of.items())
+    reps = [representative[c] for c, _ in rows]
     return pa.table(
         {
             "cluster_id": pa.array([c for c, _ in rows], pa.string()),
             "doc_id": pa.array([d for _, d in rows], pa.string()),
-            "entity": pa.array([entity_of[d] for _, d in rows], pa.string()),
-            "kept": pa.array([mode == "annotate" or c == d for c, d in rows], pa.bool_()),
-            "similarity": pa.array([clusters.similarity[d] for _, d in rows], pa.float64()),
+            "entity": pa.array([info[d].entity for _, d in rows], pa.string()),
+            "representative": pa.array(reps, pa.string()),
+            "kept": pa.array(
+                [mode == "annotate" or d == r for (_, d), r in zip(rows, reps, strict=True)],
+                pa.bool_(),
+            ),
+            "quality_score": pa.array([info[d].quality for _, d in rows], pa.float64()),
+            "similarity": pa.array([similarity[d] for _, d in rows], pa.float64()),
         }
     )
+
+
+@dataclass(frozen=True)
+class DedupResult:
+    """Everything decided about duplicates: scored pairs, clusters and their kept rows."""
+
+    scored: list[ScoredPair]
+    cluster_of: dict[str, str]
+    representative: dict[str, str]
+    similarity: dict[str, float]
+    info: dict[str, MemberInfo]
+
+    def membership(self, mode: str) -> pa.Table:
+        """The membership side table (see :func:`membership_table`)."""
+        return membership_table(
+            self.cluster_of, self.representative, self.similarity, self.info, mode
+        )
+
+
+def cluster_documents(scratch: Path, num_shards: int, params: DedupParams) -> DedupResult:
+    """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard."""
+    scored = score_pairs(candidate_pairs(scratch, num_shards, params), scratch, num_shards, params)
+    cluster_of = build_clusters(
+        exact_duplicate_groups(scratch, num_shards), scored, params.threshold
+    )
+    info = member_info(set(cluster_of), scratch, num_shards)
+    representative = choose_representatives(cluster_of, info, params.keep)
+    similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
+    return DedupResult(scored, cluster_of, representative, similarity, info)
 
 
 def pairs_table(scored: list[ScoredPair], min_similarity: float) -> pa.Table:
@@ -314,19 +529,61 @@ def pairs_table(scored: list[ScoredPair], min_similarity: float) -> pa.Table:
     )
 
 
-def write_dedup_shard(
-    shard: int, upstream: Path, staging: Path, cluster_of: dict[str, str], mode: str
-) -> tuple[int, int]:
-    """Write one shard's kept rows with a ``cluster_id`` column; return (rows in, rows kept)."""
+def write_dedup_shard(shard: int, upstream: Path, staging: Path, mode: str) -> tuple[int, int]:
+    """Write one shard's kept rows with a ``cluster_id`` column, reading the shard's decisions
+    from the membership table in ``staging/clusters``; return (rows in, rows kept)."""
     table = read_shard(upstream, shard)
+    members = read_shard(staging / "clusters", shard, ["doc_id", "cluster_id", "kept"])
+    cluster_of = dict(
+        zip(
+            members.column("doc_id").to_pylist(),
+            members.column("cluster_id").to_pylist(),
+            strict=True,
+        )
+    )
+    dropped = {
+        d
+        for d, kept in zip(
+            members.column("doc_id").to_pylist(), members.column("kept").to_pylist(), strict=True
+        )
+        if not kept
+    }
     ids = table.column("doc_id").to_pylist()
-    cluster_ids = [cluster_of.get(d, d) for d in ids]
-    table = table.append_column("cluster_id", pa.array(cluster_ids, pa.string()))
+    table = table.append_column(
+        "cluster_id", pa.array([cluster_of.get(d, d) for d in ids], pa.string())
+    )
     if mode == "drop":
-        keep = pa.array([c == d for c, d in zip(cluster_ids, ids, strict=True)], pa.bool_())
-        table = table.filter(keep)
+        table = table.filter(pa.array([d not in dropped for d in ids], pa.bool_()))
     write_parquet(table, part_path(staging, shard))
     return len(ids), len(table)
+
+
+def kept_duplicate_pairs(
+    pairs: pa.Table, folder: Path, num_shards: int, threshold: float, mode: str
+) -> tuple[int, list[str]]:
+    """Audit a published dedup stage against its own similar-pairs table.
+
+    Returns the number of pairs at or above ``threshold`` and up to ten offenders
+    ``a~b``: pairs whose two rows are both in the published rows (drop mode) or both there
+    under different cluster ids (annotate mode).
+    """
+    close = pairs.filter(pc.greater_equal(pairs.column("similarity"), threshold))
+    ids_a, ids_b = close.column("doc_a").to_pylist(), close.column("doc_b").to_pylist()
+    wanted = pa.array(sorted({*ids_a, *ids_b}), pa.string())
+    cluster_of: dict[str, str] = {}
+    for _, table in iter_shards(folder, num_shards, ["doc_id", "cluster_id"]):
+        table = table.filter(pc.is_in(table.column("doc_id"), wanted))
+        cluster_of.update(
+            zip(*(table.column(c).to_pylist() for c in ("doc_id", "cluster_id")), strict=True)
+        )
+    offenders = [
+        f"{a}~{b}"
+        for a, b in zip(ids_a, ids_b, strict=True)
+        if a in cluster_of
+        and b in cluster_of
+        and (mode == "drop" or cluster_of[a] != cluster_of[b])
+    ]
+    return len(close), offenders
 
 
 def cluster_sizes(cluster_of: dict[str, str]) -> dict[int, int]:

@@ -18,7 +18,13 @@ import pyarrow.compute as pc
 
 from corpus_platform.config import FilterConfig
 from corpus_platform.kernels import langid
-from corpus_platform.kernels.filters import LANGUAGE, Verdict, judge_text, strip_boilerplate_lines
+from corpus_platform.kernels.filters import (
+    LANGUAGE,
+    Verdict,
+    judge_text,
+    quality_score,
+    strip_boilerplate_lines,
+)
 from corpus_platform.kernels.hashing import content_hash, unit_interval
 from corpus_platform.kernels.pii import scrub
 from corpus_platform.redact import redact_text
@@ -123,6 +129,7 @@ def _language_verdicts(
                 score,
                 config.min_language_confidence,
                 score >= config.min_language_confidence,
+                fails_above=False,
             )
         )
 
@@ -156,6 +163,8 @@ def _write(
     hashes = pa.array([content_hash(t) for t in texts], pa.string())
     table = table.set_column(table.schema.get_field_index("content_hash"), "content_hash", hashes)
     table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
+    scores = [quality_score(row) for row in verdicts]
+    table = table.append_column("quality_score", pa.array(scores, pa.float64()))
     write_parquet(table.filter(keep), part_path(staging, shard))
     removed = table
     for spec, values in zip(

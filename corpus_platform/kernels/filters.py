@@ -76,6 +76,29 @@ class Verdict:
     score: float
     threshold: float
     passed: bool
+    fails_above: bool = True
+
+    @property
+    def headroom(self) -> float:
+        """How far inside its threshold the score sits, in [0, 1]: 0 at (or past) the threshold,
+        1 as far from it as the score can be (0 for a maximum, twice the threshold or more for a
+        minimum). A filter with a zero threshold scores 1 when it passes."""
+        if not self.passed:
+            return 0.0
+        if self.threshold <= 0.0:
+            return 1.0
+        if self.fails_above:
+            return min(1.0, max(0.0, 1.0 - self.score / self.threshold))
+        return min(1.0, max(0.0, self.score / self.threshold - 1.0))
+
+
+def quality_score(verdicts: list[Verdict]) -> float:
+    """A row's quality score: the mean :attr:`Verdict.headroom` of the filters that judged it
+    (1.0 when none did), rounded to 6 decimals. Deduplication keeps, per cluster, the member
+    with the highest score."""
+    if not verdicts:
+        return 1.0
+    return round(sum(v.headroom for v in verdicts) / len(verdicts), 6)
 
 
 @dataclass
@@ -165,7 +188,7 @@ class Filter:
         score = float(self.score(view))
         limit = float(self.threshold(config))
         passed = score <= limit if self.fails_above else score >= limit
-        return Verdict(self.name, score, limit, passed)
+        return Verdict(self.name, score, limit, passed, self.fails_above)
 
 
 def _lower(view: TextView) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import xxhash
 
@@ -46,8 +47,37 @@ def unit_interval(key: str, seed: int, salt: str) -> float:
 
 
 def normalize_text(text: str) -> str:
-    """The normalization behind exact-duplicate detection: NFKC, casefold, collapsed spaces."""
+    """The normalization behind ``content_hash``: NFKC, casefold, collapsed spaces."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+@dataclass(frozen=True)
+class TextNormalization:
+    """What deduplication normalizes before hashing and shingling (``dedup.normalization``).
+
+    Attributes:
+        unicode: A Unicode normal form (NFC, NFKC, NFD, NFKD) or "none".
+        casefold: Compare case-insensitively.
+        whitespace: Collapse runs of whitespace to one space and trim the ends.
+        punctuation: Delete Unicode punctuation (category P*) before comparing.
+    """
+
+    unicode: str = "NFKC"
+    casefold: bool = True
+    whitespace: bool = True
+    punctuation: bool = False
+
+    def apply(self, text: str) -> str:
+        """``text`` normalized; the default equals :func:`normalize_text`."""
+        if self.unicode != "none":
+            text = unicodedata.normalize(self.unicode, text)
+        if self.casefold:
+            text = text.casefold()
+        if self.punctuation:
+            text = "".join(c for c in text if not unicodedata.category(c).startswith("P"))
+        if self.whitespace:
+            text = " ".join(text.split())
+        return text
 
 
 def content_hash(text: str | None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,28 @@ def write_parquet(table: pa.Table, path: Path) -> None:
     """Write ``table`` with fixed options so equal tables give byte-identical files."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path, compression="zstd", write_statistics=True)
+
+
+def write_batches(tables: Iterable[pa.Table], schema: pa.Schema, path: Path) -> int:
+    """Write tables one after another into one Parquet file, each its own row group, so a
+    reader can stream it back batch by batch; return the rows written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
+        for table in tables:
+            writer.write_table(table)
+            rows += len(table)
+    return rows
+
+
+def iter_batches(path: Path, columns: list[str], batch_size: int = 4096) -> Iterator[pa.Table]:
+    """Stream a Parquet file in batches of at most ``batch_size`` rows."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: dataset file missing; materialize the upstream asset first"
+        )
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns):
+        yield pa.Table.from_batches([batch])
 
 
 def write_sharded(table: pa.Table, folder: Path, num_shards: int) -> None:

@@ -17,6 +17,7 @@ EXPECTED_CHECKS = {
     ("raw_documents", "ids_unique"),
     ("raw_documents", "great_expectations_suite"),
     ("filtered_documents", "every_removal_has_reason"),
+    ("deduplicated_documents", "no_kept_near_duplicate_pair"),
     ("split_documents", "no_entity_in_two_splits"),
     ("split_documents", "no_cluster_in_two_splits"),
     ("split_documents", "split_ratios_within_tolerance"),

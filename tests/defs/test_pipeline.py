@@ -7,13 +7,15 @@ from corpus_platform.defs.names import STAGES
 from corpus_platform.store.provenance import REQUIRED_FIELDS
 from corpus_platform.store.registry import list_snapshots
 from tests.conftest import build, make_project, tree_digest
+from tests.defs.test_definitions import EXPECTED_CHECKS
 
 
 def test_every_stage_materializes_and_every_check_passes(built) -> None:
     _, report, _ = built
     assert report.ok, report.render()
     assert set(report.materialized) == set(STAGES)
-    assert len(report.checks) == 14 and all(c.passed for c in report.checks)
+    assert {(c.asset, c.name) for c in report.checks} == EXPECTED_CHECKS
+    assert all(c.passed for c in report.checks)
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 300"
 

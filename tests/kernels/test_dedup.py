@@ -1,25 +1,32 @@
 """Dedup kernels: hand-built clusters with known answers."""
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
+from corpus_platform.kernels import dedup
 from corpus_platform.kernels.dedup import (
     DedupParams,
+    MemberInfo,
     ScoredPair,
     build_clusters,
-    candidate_pairs,
+    choose_representatives,
+    cluster_documents,
+    colliding_rows,
     exact_duplicate_groups,
-    membership_table,
-    score_pairs,
-    shingles,
+    jaccard,
+    shingle_set,
     signature_shard,
+    sorted_jaccard,
     write_dedup_shard,
 )
-from corpus_platform.kernels.hashing import content_hash
-from corpus_platform.store.datasets import read_shard, write_parquet
+from corpus_platform.kernels.hashing import TextNormalization, content_hash, shard_of
+from corpus_platform.kernels.minhash import shingle_sets
+from corpus_platform.store.datasets import part_path, read_shard, write_parquet, write_sharded
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 
@@ -35,11 +42,10 @@ def edit(base: str, positions: list[int]) -> str:
     return " ".join(words)
 
 
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
+def planted() -> dict[str, str]:
     rng = random.Random(0)
     base, other = text(rng), text(rng)
-    docs = {
+    return {
         "d1": base,
         "d0": "  " + base.upper(),  # exact duplicate after normalization
         "d2": edit(base, [20]),  # near duplicate, J ~ 0.93
@@ -47,6 +53,11 @@ def corpus(tmp_path: Path) -> Path:
         "d4": other,
         "d5": text(rng),
     }
+
+
+def write_corpus(
+    folder: Path, docs: dict[str, str], shards: int, quality: dict[str, float]
+) -> None:
     rows = sorted(docs.items())
     table = pa.table(
         {
@@ -54,52 +65,89 @@ def corpus(tmp_path: Path) -> Path:
             "entity": [f"e-{d}" for d, _ in rows],
             "text": [t for _, t in rows],
             "content_hash": [content_hash(t) for _, t in rows],
+            "quality_score": [quality.get(d, 0.5) for d, _ in rows],
         }
     )
-    write_parquet(table, tmp_path / "up" / "part-00000.parquet")
-    return tmp_path
+    write_sharded(table, folder, shards)
 
 
-def test_shingles() -> None:
-    assert shingles("A b c", 5) == [b"a b c"]
-    assert len(shingles("one two three four five six", 5)) == 2
+def run(root: Path, params: DedupParams = PARAMS, shards: int = 1, **quality: float):
+    write_corpus(root / "up", planted(), shards, quality)
+    for shard in range(shards):
+        signature_shard(shard, root / "up", root / "scratch", params)
+    return cluster_documents(root / "scratch", shards, params)
 
 
-def test_planted_clusters_are_found_and_named_by_smallest_id(corpus: Path) -> None:
-    signature_shard(0, corpus / "up", corpus / "scratch", PARAMS)
-    scored = score_pairs(candidate_pairs(corpus / "scratch", 1), corpus / "up", 1, 5)
-    exact = exact_duplicate_groups(corpus / "scratch", 1)
-    assert exact == [["d0", "d1"]]
-    clusters = build_clusters(exact, scored, PARAMS.threshold)
-    assert clusters.cluster_of == {"d0": "d0", "d1": "d0", "d2": "d0"}
-    assert clusters.dropped() == {"d1", "d2"}
-    similar = {(p.doc_a, p.doc_b) for p in scored if p.similarity >= PARAMS.pair_threshold}
+def test_shingles_follow_the_normalization() -> None:
+    def sets(a: str, b: str, normalization: TextNormalization) -> tuple[list[int], list[int]]:
+        found = shingle_sets([a, b], 5, normalization)
+        return found.row(0).tolist(), found.row(1).tolist()
+
+    default = TextNormalization()
+    first, second = sets("\uff21, b!", "a, B!", default)
+    assert first == second and len(first) == 1  # NFKC folds the full-width letter, casefold
+    first, second = sets("\uff21, b!", "a, B!", TextNormalization(unicode="none", casefold=False))
+    assert first != second
+    first, second = sets("Hello, World!", "hello world", TextNormalization(punctuation=True))
+    assert first == second
+    assert len(shingle_sets(["one two three four five six"], 5, default).row(0)) == 2
+
+
+def test_planted_clusters_are_found_and_named_by_smallest_id(tmp_path: Path) -> None:
+    result = run(tmp_path)
+    assert exact_duplicate_groups(tmp_path / "scratch", 1) == [["d0", "d1"]]
+    assert result.cluster_of == {"d0": "d0", "d1": "d0", "d2": "d0"}
+    similar = {(p.doc_a, p.doc_b) for p in result.scored if p.similarity >= PARAMS.pair_threshold}
     assert ("d1", "d3") in similar  # the split must see the moderately similar row
     assert not any("d4" in pair or "d5" in pair for pair in similar)
-    entity_of = {d: f"e-{d}" for d in clusters.cluster_of}
-    membership = membership_table(clusters, "drop", entity_of).to_pylist()
-    assert [(m["doc_id"], m["kept"]) for m in membership] == [
-        ("d0", True),
-        ("d1", False),
-        ("d2", False),
+
+
+def test_the_highest_quality_member_is_kept_ties_by_smallest_id(tmp_path: Path) -> None:
+    result = run(tmp_path / "quality", d2=0.9)
+    assert result.representative == {"d0": "d2"}
+    membership = result.membership("drop").to_pylist()
+    assert [(m["doc_id"], m["representative"], m["kept"]) for m in membership] == [
+        ("d0", "d2", False),
+        ("d1", "d2", False),
+        ("d2", "d2", True),
     ]
+    assert membership[2]["similarity"] == 1.0
+    assert 0.8 < membership[0]["similarity"] < 1.0  # MinHash estimate against the kept row
+    assert run(tmp_path / "tie").representative == {"d0": "d0"}
+    by_id = replace(PARAMS, keep="smallest_id")
+    assert run(tmp_path / "by_id", by_id, d2=0.9).representative == {"d0": "d0"}
 
 
-def test_drop_and_annotate_modes(corpus: Path) -> None:
-    cluster_of = {"d0": "d0", "d1": "d0", "d2": "d0"}
-    write_dedup_shard(0, corpus / "up", corpus / "drop", cluster_of, "drop")
-    write_dedup_shard(0, corpus / "up", corpus / "annotate", cluster_of, "annotate")
-    dropped = read_shard(corpus / "drop", 0)
-    annotated = read_shard(corpus / "annotate", 0)
+def test_choose_representatives_rule() -> None:
+    info = {d: MemberInfo("e", q) for d, q in {"a": 0.2, "b": 0.7, "c": 0.7, "x": 0.1}.items()}
+    cluster_of = {"a": "a", "b": "a", "c": "a", "x": "x"}
+    assert choose_representatives(cluster_of, info, "quality") == {"a": "b", "x": "x"}
+    assert choose_representatives(cluster_of, info, "smallest_id") == {"a": "a", "x": "x"}
+
+
+def test_clusters_do_not_depend_on_the_number_of_shards(tmp_path: Path) -> None:
+    one, five = run(tmp_path / "one", shards=1), run(tmp_path / "five", shards=5)
+    assert {shard_of(d, 5) for d in planted()} != {0}  # the rows really are spread out
+    assert one.cluster_of == five.cluster_of
+    assert one.scored == five.scored
+    assert one.membership("drop").equals(five.membership("drop"))
+
+
+def test_drop_and_annotate_modes(tmp_path: Path) -> None:
+    result = run(tmp_path)
+    for mode in ("drop", "annotate"):
+        write_sharded(result.membership(mode), tmp_path / mode / "clusters", 1)
+        write_dedup_shard(0, tmp_path / "up", tmp_path / mode, mode)
+    dropped, annotated = read_shard(tmp_path / "drop", 0), read_shard(tmp_path / "annotate", 0)
     assert dropped.column("doc_id").to_pylist() == ["d0", "d3", "d4", "d5"]
     assert len(annotated) == 6
-    assert annotated.column("cluster_id").to_pylist()[:3] == ["d0", "d0", "d0"]
+    assert annotated.column("cluster_id").to_pylist()[:4] == ["d0", "d0", "d0", "d3"]
 
 
 def test_cluster_names_do_not_depend_on_pair_order() -> None:
     pairs = [ScoredPair("b", "c", "x", "y", 0.9), ScoredPair("a", "c", "x", "y", 0.85)]
-    forward = build_clusters([], pairs, 0.8).cluster_of
-    backward = build_clusters([], list(reversed(pairs)), 0.8).cluster_of
+    forward = build_clusters([], pairs, 0.8)
+    backward = build_clusters([], list(reversed(pairs)), 0.8)
     assert forward == backward == {"a": "a", "b": "a", "c": "a"}
 
 
@@ -108,26 +156,63 @@ def test_params_validate() -> None:
         DedupParams(num_perm=64, shingle_size=5, threshold=0.5, pair_threshold=0.7, seed=1)
 
 
-def test_pairs_are_scored_by_exact_jaccard(corpus: Path) -> None:
-    from corpus_platform.kernels.dedup import jaccard, shingle_set
-
-    signature_shard(0, corpus / "up", corpus / "scratch", PARAMS)
-    scored = score_pairs(candidate_pairs(corpus / "scratch", 1), corpus / "up", 1, 5)
-    texts = dict(
-        zip(
-            *(read_shard(corpus / "up", 0).column(c).to_pylist() for c in ("doc_id", "text")),
-            strict=True,
-        )
-    )
-    for pair in scored:
+def test_pairs_are_scored_by_exact_jaccard(tmp_path: Path) -> None:
+    result = run(tmp_path)
+    texts = planted()
+    assert result.scored
+    for pair in result.scored:
         exact = jaccard(shingle_set(texts[pair.doc_a], 5), shingle_set(texts[pair.doc_b], 5))
         assert pair.similarity == exact
     assert PARAMS.lsh_threshold == pytest.approx(0.5)
 
 
-def test_tabular_rows_deduplicate_on_configured_columns(tmp_path: Path) -> None:
-    from dataclasses import replace
+def test_without_verification_pairs_carry_the_minhash_estimate(tmp_path: Path) -> None:
+    estimated = replace(PARAMS, verify=False)
+    assert estimated.lsh_threshold == PARAMS.pair_threshold
+    result = run(tmp_path, estimated)
+    texts = planted()
+    for pair in result.scored:
+        exact = jaccard(shingle_set(texts[pair.doc_a], 5), shingle_set(texts[pair.doc_b], 5))
+        assert pair.similarity == pytest.approx(exact, abs=0.15)
+        assert pair.similarity * 128 == round(pair.similarity * 128)  # slots of 128 agree
 
+
+def test_sorted_jaccard_matches_set_jaccard() -> None:
+    a, b = np.array([1, 3, 5, 7], np.uint64), np.array([3, 4, 5], np.uint64)
+    assert sorted_jaccard(a, b) == jaccard(frozenset(a.tolist()), frozenset(b.tolist())) == 2 / 5
+
+
+def test_band_groups_cover_every_band_once() -> None:
+    groups = PARAMS.band_groups()
+    assert [b for g in groups for b in g] == list(range(PARAMS.bands[0]))
+    assert len(groups) == 8
+
+
+def test_normalization_decides_exact_duplicates(tmp_path: Path) -> None:
+    docs = {"a": "Hello, world! " * 30, "b": "hello world " * 30, "c": "HELLO, WORLD! " * 30}
+    table = pa.table(
+        {
+            "doc_id": list(docs),
+            "entity": list(docs),
+            "text": list(docs.values()),
+            "content_hash": [content_hash(t) for t in docs.values()],
+        }
+    )
+    write_parquet(table, part_path(tmp_path / "up", 0))
+    cases = {
+        "default": (PARAMS, [["a", "c"]]),
+        "punctuation": (
+            replace(PARAMS, normalization=TextNormalization(punctuation=True)),
+            [["a", "b", "c"]],
+        ),
+        "case": (replace(PARAMS, normalization=TextNormalization(casefold=False)), []),
+    }
+    for name, (params, groups) in cases.items():
+        signature_shard(0, tmp_path / "up", tmp_path / name, params)
+        assert exact_duplicate_groups(tmp_path / name, 1) == groups, name
+
+
+def test_tabular_rows_deduplicate_on_configured_columns(tmp_path: Path) -> None:
     table = pa.table(
         {
             "doc_id": ["e1", "e2", "e3", "e4"],
@@ -141,5 +226,26 @@ def test_tabular_rows_deduplicate_on_configured_columns(tmp_path: Path) -> None:
     tabular = replace(PARAMS, columns=("entity", "price"))
     signature_shard(0, tmp_path / "up", tmp_path / "with", tabular)
     assert exact_duplicate_groups(tmp_path / "with", 1) == [["e1", "e2"]]
+    result = cluster_documents(tmp_path / "with", 1, tabular)
+    assert result.cluster_of == {"e1": "e1", "e2": "e1"}
+    assert result.similarity == {"e1": 1.0, "e2": 1.0}
     signature_shard(0, tmp_path / "up", tmp_path / "without", PARAMS)
     assert exact_duplicate_groups(tmp_path / "without", 1) == []
+
+
+def test_colliding_rows_are_the_buckets_of_more_than_one_row() -> None:
+    band = np.array([0, 0, 1, 0, 1, 0], np.int16)
+    key = np.array([7, 9, 7, 7, 7, 5], np.uint64)
+    row = np.array([10, 11, 12, 13, 14, 15], np.uint64)
+    found = [bucket.tolist() for bucket in colliding_rows(band, key, row)]
+    assert found == [[10, 13], [12, 14]]  # same key in another band is another bucket
+
+
+def test_sketching_in_small_batches_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = run(tmp_path / "whole", shards=2)
+    monkeypatch.setattr(dedup, "BATCH_ROWS", 2)
+    batched = run(tmp_path / "batched", shards=2)
+    assert batched.scored == whole.scored and batched.cluster_of == whole.cluster_of
+    assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2

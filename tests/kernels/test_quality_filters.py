@@ -8,8 +8,10 @@ from corpus_platform.config import FilterConfig
 from corpus_platform.kernels import langid
 from corpus_platform.kernels.filters import (
     FILTER_NAMES,
+    Verdict,
     duplicate_ngram_char_fraction,
     judge_text,
+    quality_score,
     strip_boilerplate_lines,
     top_ngram_char_fraction,
 )
@@ -173,3 +175,24 @@ def test_language_identification_scores_english_high() -> None:
     assert scores[0] > 0.65 > scores[1]
     with pytest.raises(ValueError, match="unknown ISO 639-1"):
         langid.keep_confidence(["x"], ("zz",), ("en",))
+
+
+@pytest.mark.parametrize(
+    ("verdict", "headroom"),
+    [
+        (Verdict("max_ratio", 0.05, 0.2, True), 0.75),  # a maximum: 1 - score / threshold
+        (Verdict("min_words", 150.0, 50.0, True, fails_above=False), 1.0),  # >= 2x a minimum
+        (Verdict("min_words", 75.0, 50.0, True, fails_above=False), 0.5),
+        (Verdict("blocklist", 0.0, 0.0, True), 1.0),  # a zero threshold that passes
+        (Verdict("max_ratio", 0.3, 0.2, False), 0.0),  # a failure has no headroom
+    ],
+)
+def test_headroom(verdict: Verdict, headroom: float) -> None:
+    assert verdict.headroom == pytest.approx(headroom)
+
+
+def test_quality_score_ranks_cleaner_text_higher() -> None:
+    clean = quality_score(judge_text(good(240), CONFIG, "web"))
+    noisy = quality_score(judge_text(good(240) + " #tag" * 8 + " ..." * 5, CONFIG, "web"))
+    assert 0.0 < noisy < clean <= 1.0
+    assert quality_score([]) == 1.0

@@ -4,24 +4,27 @@ from functools import partial
 
 import dagster as dg
 
-from corpus_platform.defs.names import DEDUPLICATED_DOCUMENTS, FILTERED_DOCUMENTS
+from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.dedup.review import histogram_markdown, largest_clusters_markdown
+from corpus_platform.defs.names import (
+    DEDUPLICATED_DOCUMENTS,
+    FILTERED_DOCUMENTS,
+    NO_KEPT_NEAR_DUPLICATES,
+)
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     DedupParams,
-    build_clusters,
-    candidate_pairs,
+    cluster_documents,
     cluster_sizes,
-    entities_of,
-    exact_duplicate_groups,
-    membership_table,
+    kept_duplicate_pairs,
     pairs_table,
-    score_pairs,
     signature_shard,
     write_dedup_shard,
 )
 from corpus_platform.store.datasets import (
     MANIFEST,
+    read_parquet,
     staged_folder,
     write_json,
     write_parquet,
@@ -34,9 +37,10 @@ from corpus_platform.store.datasets import (
     deps=[FILTERED_DOCUMENTS],
     group_name="dedup",
     kinds={"parquet", "dvc"},
-    description="Exact (normalized content hash, or dedup.columns for rows without text) and "
-    "MinHash-LSH near-duplicate clusters; the "
-    "cluster membership table under clusters/ and the similar pairs the split uses under pairs/.",
+    description="Exact (hash of the normalized text, or dedup.columns for rows without text) "
+    "and MinHash-LSH near-duplicate clusters verified by exact Jaccard; per cluster the row "
+    "with the highest quality score is kept. The membership table is under clusters/, the "
+    "similar pairs the split uses under pairs/.",
 )
 def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
@@ -47,36 +51,52 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         engine.map_shards(
             partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards
         )
-        candidates = candidate_pairs(scratch, config.num_shards)
-        scored = score_pairs(candidates, upstream, config.num_shards, params.shingle_size)
-        clusters = build_clusters(
-            exact_duplicate_groups(scratch, config.num_shards), scored, params.threshold
-        )
-        entity_of = entities_of(set(clusters.cluster_of), scratch, config.num_shards)
+        result = cluster_documents(scratch, config.num_shards, params)
+    membership, scored = result.membership(params.mode), result.scored
     with staged_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
-        write = partial(
-            write_dedup_shard,
-            upstream=upstream,
-            staging=staging,
-            cluster_of=clusters.cluster_of,
-            mode=params.mode,
-        )
-        rows = engine.map_shards(write, shards)
-        membership = membership_table(clusters, params.mode, entity_of)
         write_sharded(membership, staging / "clusters", config.num_shards)
+        write = partial(write_dedup_shard, upstream=upstream, staging=staging, mode=params.mode)
+        rows = engine.map_shards(write, shards)
         write_parquet(
             pairs_table(scored, params.pair_threshold), staging / "pairs" / "similar_pairs.parquet"
         )
-        sizes = cluster_sizes(clusters.cluster_of)
+        sizes = cluster_sizes(result.cluster_of)
         counts = {
             "rows_in": sum(r[0] for r in rows),
             "rows": sum(r[1] for r in rows),
             "duplicate_clusters": sum(sizes.values()),
-            "rows_in_clusters": len(clusters.cluster_of),
+            "rows_in_clusters": len(result.cluster_of),
             "candidate_pairs": len(scored),
             "similar_pairs": sum(p.similarity >= params.pair_threshold for p in scored),
             "cluster_size_histogram": {str(k): v for k, v in sizes.items()},
             "lsh_bands_rows": list(params.bands),
+            "representative_rule": params.keep,
         }
         write_json(counts, staging / MANIFEST)
-    return publish(corpus, config, DEDUPLICATED_DOCUMENTS, [FILTERED_DOCUMENTS], counts)
+    extra = {
+        "cluster_sizes": dg.MetadataValue.md(histogram_markdown(sizes)),
+        "largest_clusters": dg.MetadataValue.md(
+            largest_clusters_markdown(membership, upstream, config.num_shards)
+        ),
+    }
+    return publish(corpus, config, DEDUPLICATED_DOCUMENTS, [FILTERED_DOCUMENTS], counts, extra)
+
+
+@corpus_check(asset=DEDUPLICATED_DOCUMENTS, name=NO_KEPT_NEAR_DUPLICATES)
+def no_kept_near_duplicate_pair(corpus: CorpusProject) -> dg.AssetCheckResult:
+    """No verified pair at or above the dedup threshold survives as two separate rows: in drop
+    mode one row of the pair is gone, in annotate mode both carry the same cluster id."""
+    config = corpus.load()
+    folder = corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
+    pairs = read_parquet(folder / "pairs" / "similar_pairs.parquet")
+    total, offenders = kept_duplicate_pairs(
+        pairs, folder, config.num_shards, config.dedup.threshold, config.dedup.mode
+    )
+    return dg.AssetCheckResult(
+        passed=not offenders,
+        metadata={
+            "verdict": f"near-duplicate pairs kept as separate rows: {len(offenders)} of {total}",
+            "threshold": config.dedup.threshold,
+            "offenders (up to 10)": ", ".join(offenders[:10]) or "none",
+        },
+    )

@@ -1,0 +1,74 @@
+"""Markdown for reviewing duplicate clusters in the UI: size histogram and the largest clusters."""
+
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.kernels.hashing import shard_of
+from corpus_platform.redact import redact_text
+from corpus_platform.store.datasets import read_shard
+
+LARGEST_CLUSTERS = 5
+SNIPPET_CHARS = 120
+
+
+def histogram_markdown(sizes: dict[int, int]) -> str:
+    """The cluster-size histogram as a table (size -> clusters, rows)."""
+    lines = ["| cluster size | clusters | rows |", "|---:|---:|---:|"]
+    lines += [f"| {size} | {count:,} | {size * count:,} |" for size, count in sizes.items()]
+    return "\n".join(lines)
+
+
+def texts_of(doc_ids: set[str], folder: Path, num_shards: int) -> dict[str, str | None]:
+    """The texts of a few rows, each read from its own shard only."""
+    by_shard: dict[int, list[str]] = defaultdict(list)
+    for doc_id in doc_ids:
+        by_shard[shard_of(doc_id, num_shards)].append(doc_id)
+    found: dict[str, str | None] = {}
+    for shard, wanted in sorted(by_shard.items()):
+        table = read_shard(folder, shard, ["doc_id", "text"])
+        table = table.filter(pc.is_in(table.column("doc_id"), pa.array(wanted, pa.string())))
+        found.update(
+            zip(table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True)
+        )
+    return found
+
+
+def _snippet(text: str | None) -> str:
+    if text is None:
+        return "(no text)"
+    return redact_text(text[:SNIPPET_CHARS]).replace("|", "\\|").replace("\n", " ")
+
+
+def largest_clusters_markdown(membership: pa.Table, upstream: Path, num_shards: int) -> str:
+    """The largest clusters (ties by cluster id): size, kept row and one dropped member, with
+    the start of their texts (redacted) and the member's estimated similarity to the kept row."""
+    sizes = membership.group_by("cluster_id").aggregate([("doc_id", "count")])
+    ranked = sorted(
+        zip(
+            sizes.column("cluster_id").to_pylist(),
+            sizes.column("doc_id_count").to_pylist(),
+            strict=True,
+        ),
+        key=lambda item: (-item[1], item[0]),
+    )[:LARGEST_CLUSTERS]
+    rows = []
+    for cluster, size in ranked:
+        members = membership.filter(pc.equal(membership.column("cluster_id"), cluster))
+        representative = members.column("representative")[0].as_py()
+        others = members.filter(pc.not_equal(members.column("doc_id"), representative))
+        other = others.slice(0, 1).to_pylist()[0]
+        rows.append((cluster, size, representative, other["doc_id"], other["similarity"]))
+    texts = texts_of({r[2] for r in rows} | {r[3] for r in rows}, upstream, num_shards)
+    lines = [
+        "| cluster | size | kept row | kept text | a member | similarity | member text |",
+        "|---|---:|---|---|---|---:|---|",
+    ]
+    for cluster, size, kept, other, similarity in rows:
+        lines.append(
+            f"| {cluster} | {size} | {kept} | {_snippet(texts.get(kept))} | {other} | "
+            f"{similarity:.3f} | {_snippet(texts.get(other))} |"
+        )
+    return "\n".join(lines)

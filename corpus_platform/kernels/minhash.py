@@ -1,0 +1,153 @@
+"""Word n-gram shingles, MinHash signatures and LSH band keys for a batch of texts, in numpy.
+
+The arithmetic is datasketch's: the signature of a row equals
+``datasketch.MinHash(num_perm, seed)`` (its default ``affine32`` scheme: a MurmurHash3
+finalizer, then ``a * h + b`` modulo 2^32 with datasketch's own permutations) updated with the
+row's 32-bit shingle hashes; ``tests/kernels/test_minhash.py`` checks it against datasketch.
+What changes is the loop: the whole batch is hashed in a few array operations instead of a
+Python call per shingle and per document, which is where datasketch spends its time.
+
+A shingle is the hash of ``size`` consecutive normalized words, built from 64-bit word hashes
+(xxh3) by a polynomial over 2^64 and a final avalanche; texts of fewer words than ``size`` give
+one shingle of all their words. The 64-bit shingle hashes are also the sets that exact Jaccard
+verification compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
+from datasketch import MinHash
+
+from corpus_platform.kernels.hashing import TextNormalization
+
+NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
+MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
+CHUNK_VALUES = 1 << 16  # shingles per MinHash chunk: bounds the (shingles x num_perm) matrix
+
+
+@dataclass(frozen=True)
+class ShingleSets:
+    """Sorted distinct 64-bit shingle hashes of a batch of texts, as one flat array.
+
+    Row ``i``'s shingles are ``values[offsets[i]:offsets[i + 1]]`` (Arrow's list layout).
+    """
+
+    values: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def row(self, i: int) -> np.ndarray:
+        """The shingle hashes of row ``i``."""
+        return self.values[self.offsets[i] : self.offsets[i + 1]]
+
+
+def avalanche64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer, element-wise (a bijection that spreads every bit)."""
+    x = x ^ (x >> np.uint64(33))
+    x = x * MIX_1
+    x = x ^ (x >> np.uint64(33))
+    x = x * MIX_2
+    return x ^ (x >> np.uint64(33))
+
+
+def fmix32(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer, as datasketch applies it before its permutations."""
+    x = x ^ (x >> np.uint32(16))
+    x = x * FMIX32[0]
+    x = x ^ (x >> np.uint32(13))
+    x = x * FMIX32[1]
+    return x ^ (x >> np.uint32(16))
+
+
+def _word_hashes(
+    texts: list[str], normalization: TextNormalization
+) -> tuple[np.ndarray, list[int]]:
+    """Every normalized word's 64-bit hash, all texts concatenated, and each text's word count.
+
+    Words are dictionary-encoded first, so each distinct word of the batch is hashed once.
+    """
+    words: list[str] = []
+    counts = []
+    for text in texts:
+        split = normalization.apply(text).split()
+        counts.append(len(split))
+        words.extend(split)
+    encoded = pc.dictionary_encode(pa.array(words, pa.string()))
+    distinct = encoded.dictionary.to_pylist()
+    hashes = np.fromiter(
+        (xxhash.xxh3_64_intdigest(w.encode("utf-8")) for w in distinct), np.uint64, len(distinct)
+    )
+    return hashes[encoded.indices.to_numpy(zero_copy_only=False)], counts
+
+
+def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) -> ShingleSets:
+    """The sorted distinct word ``size``-gram hashes of every text."""
+    words, counts = _word_hashes(texts, normalization)
+    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    count = np.array(counts, dtype=np.int64)
+    windows = np.maximum(count - size + 1, 1)  # a short text is one shingle of all its words
+    owner = np.repeat(np.arange(len(texts)), windows)
+    first = starts[owner] + (
+        np.arange(len(owner)) - np.repeat(np.cumsum(windows) - windows, windows)
+    )
+    width = np.minimum(count, size)[owner]
+    grams = np.zeros(len(owner), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(size):
+            inside = k < width
+            grams[inside] = grams[inside] * NGRAM_BASE + words[first[inside] + k]
+        grams = avalanche64(grams + width.astype(np.uint64))
+    order = np.lexsort((grams, owner))
+    grams, owner = grams[order], owner[order]
+    fresh = np.ones(len(grams), dtype=bool)
+    fresh[1:] = (grams[1:] != grams[:-1]) | (owner[1:] != owner[:-1])
+    grams, owner = grams[fresh], owner[fresh]
+    offsets = np.searchsorted(owner, np.arange(len(texts) + 1), side="left").astype(np.int64)
+    return ShingleSets(grams, offsets)
+
+
+@cache
+def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's affine32 permutation parameters ``(a, b)`` for ``num_perm`` and ``seed``."""
+    a, b = MinHash(num_perm=num_perm, seed=seed).permutations
+    return a.astype(np.uint32), b.astype(np.uint32)
+
+
+def signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarray:
+    """One MinHash signature (``num_perm`` uint32) per row, from the low 32 bits of its
+    shingle hashes; rows are processed in chunks of about ``CHUNK_VALUES`` shingles, each as a
+    (permutation x shingle) matrix reduced along its contiguous rows."""
+    a, b = permutations(num_perm, seed)
+    a, b = a[:, None], b[:, None]
+    hv = fmix32((sets.values & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    out = np.empty((len(sets), num_perm), dtype=np.uint32)
+    row = 0
+    while row < len(sets):
+        stop = int(np.searchsorted(sets.offsets, sets.offsets[row] + CHUNK_VALUES, side="right"))
+        stop = min(max(stop - 1, row + 1), len(sets))
+        lo, hi = sets.offsets[row], sets.offsets[stop]
+        permuted = np.multiply(a, hv[None, lo:hi])
+        np.add(permuted, b, out=permuted)
+        out[row:stop] = np.minimum.reduceat(permuted, sets.offsets[row:stop] - lo, axis=1).T
+        row = stop
+    return out
+
+
+def band_keys(signature_rows: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """A 64-bit key per (row, band): a hash of that band's slice of the signature, salted by the
+    band number so equal slices in different bands do not share a key."""
+    sliced = signature_rows[:, : bands * rows].reshape(len(signature_rows), bands, rows)
+    keys = np.zeros((len(signature_rows), bands), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(rows):
+            keys = keys * NGRAM_BASE + sliced[:, :, j].astype(np.uint64)
+        return avalanche64(keys + np.arange(1, bands + 1, dtype=np.uint64) * MIX_2)
