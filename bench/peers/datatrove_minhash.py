@@ -52,7 +52,6 @@ import gzip
 import json
 import shutil
 import struct
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -76,6 +75,7 @@ from datatrove.pipeline.dedup.minhash import (
 from datatrove.pipeline.readers import JsonlReader
 from datatrove.pipeline.writers import JsonlWriter
 from datatrove.utils.hashes import xxhash as datatrove_xxhash
+from peer_io import parser, read_corpus, write_result
 
 TOOL = f"datatrove {version('datatrove')}"
 
@@ -98,34 +98,11 @@ datatrove_xxhash.xxhash32 = _xxhash32
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Command-line options shared by all peer dedup scripts, plus datatrove's LSH layout."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--input", type=Path, required=True, help="JSONL corpus: id, text per line")
-    p.add_argument("--out", type=Path, required=True, help="JSONL: summary line, then pairs")
-    p.add_argument("--threshold", type=float, default=0.8, help="recorded only (see docstring)")
-    p.add_argument("--num-perm", type=int, default=128, help="recorded only (see docstring)")
-    p.add_argument("--ngram", type=int, default=5, help="word n-gram size")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--work", type=Path, required=True, help="scratch folder (wiped)")
-    p.add_argument("--workers", type=int, default=2, help="parallel tasks")
+    """The shared peer options, plus datatrove's LSH layout."""
+    p = parser(__doc__.splitlines()[0])
     p.add_argument("--buckets", type=int, default=None, help="override datatrove's 14 buckets")
     p.add_argument("--rows", type=int, default=None, help="override datatrove's 8 hashes/bucket")
     return p.parse_args(argv)
-
-
-def read_corpus(path: Path) -> tuple[list[str], list[str]]:
-    """Read ids and texts from the JSONL corpus, in file order."""
-    ids: list[str] = []
-    texts: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                ids.append(str(row["id"]))
-                texts.append(row["text"])
-    if len(set(ids)) != len(ids):
-        raise SystemExit("duplicate ids in input")
-    return ids, texts
 
 
 def write_shards(ids: list[str], texts: list[str], folder: Path, n: int) -> list[list[str]]:
@@ -294,16 +271,7 @@ def run(args: argparse.Namespace) -> None:
         "notes": notes,
         "stages": stage_seconds,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps(summary) + "\n")
-        for a, b in sorted(pairs):
-            fh.write(json.dumps({"a": a, "b": b}) + "\n")
-    print(
-        f"{TOOL}: {len(ids)} docs, {len(pairs)} pairs, {seconds:.2f} s "
-        f"({len(ids) / seconds:,.0f} docs/s) {stage_seconds}",
-        file=sys.stderr,
-    )
+    write_result(args.out, summary, pairs)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -62,6 +62,8 @@ from itertools import combinations
 from pathlib import Path
 from types import ModuleType
 
+from peer_io import parser, read_corpus, write_result
+
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -73,32 +75,8 @@ INDEX = "__INDEX__"  # text-dedup's internal row-index column
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Command-line options shared by all peer dedup scripts."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--input", type=Path, required=True, help="JSONL corpus: id, text per line")
-    p.add_argument("--out", type=Path, required=True, help="JSONL: summary line, then pairs")
-    p.add_argument("--threshold", type=float, default=0.8)
-    p.add_argument("--num-perm", type=int, default=128)
-    p.add_argument("--ngram", type=int, default=5, help="word n-gram size")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--work", type=Path, required=True, help="scratch folder (wiped)")
-    p.add_argument("--workers", type=int, default=2, help="datasets num_proc")
-    return p.parse_args(argv)
-
-
-def read_corpus(path: Path) -> tuple[list[str], list[str]]:
-    """Read ids and texts from the JSONL corpus, in file order."""
-    ids: list[str] = []
-    texts: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                ids.append(str(row["id"]))
-                texts.append(row["text"])
-    if len(set(ids)) != len(ids):
-        raise SystemExit("duplicate ids in input")
-    return ids, texts
+    """The shared peer options."""
+    return parser(__doc__.splitlines()[0]).parse_args(argv)
 
 
 def toml_value(value: object) -> str:
@@ -219,16 +197,7 @@ def run(args: argparse.Namespace) -> None:
         "notes": notes,
         "stages": stages,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps(summary) + "\n")
-        for a, b in sorted(pairs):
-            fh.write(json.dumps({"a": a, "b": b}) + "\n")
-    print(
-        f"{tool}: {len(ids)} docs, {len(pairs)} pairs, {seconds:.2f} s "
-        f"({len(ids) / seconds:,.0f} docs/s) {stages}",
-        file=sys.stderr,
-    )
+    write_result(args.out, summary, pairs)
 
 
 def main(argv: list[str] | None = None) -> None:
