@@ -9,8 +9,9 @@ Ground truth: the clusters formed by planted pairs whose exact shingle Jaccard i
 threshold (0.8). Every implementation is scored on the pairs inside the clusters it reports
 (precision, recall and F1 of duplicate-pair detection) and timed in documents per second:
 
-- corpus_platform's dedup kernels through the shard engine (``--workers`` processes, 8 shards),
-  in a fresh process whose peak memory is recorded; run again on half the corpus, the difference
+- corpus_platform's dedup kernels through the shard engine (``--workers`` processes, one
+  logical shard per ``SHARD_DOCS`` documents), in a fresh process whose peak memory is
+  recorded; run again on ``--memory-scale`` times the corpus (for memory only), the difference
   gives the memory that grows per million documents;
 - the naive loop: one datasketch MinHash per document updated shingle by shingle, MinHashLSH
   query-then-insert (one process);
@@ -266,9 +267,9 @@ def section(
     return "\n".join(lines)
 
 
-def memory_lines(full: dict, half: dict, docs: int, half_docs: int) -> list[str]:
+def memory_lines(small: dict, large: dict, small_docs: int, large_docs: int) -> list[str]:
     """Peak memory of the dedup process at two corpus sizes and the growth per million docs."""
-    grow = (full["peak_mb"] - half["peak_mb"]) / (docs - half_docs) * 1e6
+    grow = max(0.0, large["peak_mb"] - small["peak_mb"]) / (large_docs - small_docs) * 1e6
     per_doc = grow * 2**20 / 1e6
     return [
         "Memory of corpus_platform's dedup: peak resident set of the driver process (it groups "
@@ -279,10 +280,11 @@ def memory_lines(full: dict, half: dict, docs: int, half_docs: int) -> list[str]
         "",
         "| documents | shards | driver peak MB | driver after imports MB | largest worker MB |",
         "|---:|---:|---:|---:|---:|",
-        f"| {half_docs:,} | {shard_count(half_docs)} | {half['peak_mb']:,.0f} | "
-        f"{half['baseline_mb']:,.0f} | {half['worker_mb']:,.0f} |",
-        f"| {docs:,} | {shard_count(docs)} | {full['peak_mb']:,.0f} | "
-        f"{full['baseline_mb']:,.0f} | {full['worker_mb']:,.0f} |",
+        *(
+            f"| {n:,} | {shard_count(n)} | {r['peak_mb']:,.0f} | {r['baseline_mb']:,.0f} | "
+            f"{r['worker_mb']:,.0f} |"
+            for n, r in ((small_docs, small), (large_docs, large))
+        ),
         "",
         f"Growth of the driver's peak: **{grow:,.0f} MB per million documents** "
         f"({per_doc:,.0f} bytes per document; goal: at most 1 KB).",
@@ -295,25 +297,26 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--peers", default="naive,datatrove,text-dedup")
+    parser.add_argument("--memory-scale", type=int, default=4, help="memory run: N x --docs")
     parser.add_argument("--work", type=Path, default=REPO / ".bench" / "dedup")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
     params = DedupParams.from_config(load_config(REPO / "corpus.yaml"))
     texts, groups = generate(args.docs, args.seed)
     expected = truth(texts, groups, params.threshold, params.shingle_size)
-    half_texts = {d: texts[d] for g in groups[: len(groups) // 2] for d in g}
     shutil.rmtree(args.work, ignore_errors=True)  # peers skip work they find already done
     args.work.mkdir(parents=True)
-    for name, subset in (("full", texts), ("half", half_texts)):
-        write_shards(subset, args.work / name / "up")
+    write_shards(texts, args.work / "full" / "up")
     corpus = args.work / "corpus.jsonl"
     with corpus.open("w", encoding="utf-8") as out:
         for doc_id in sorted(texts):
             out.write(json.dumps({"id": doc_id, "text": texts[doc_id]}) + "\n")
-    full_up, half_up = args.work / "full" / "up", args.work / "half" / "up"
+    full_up = args.work / "full" / "up"
     mine, full = ours(full_up, len(texts), args.workers, params, args.work / "full")
-    _, half = ours(half_up, len(half_texts), args.workers, params, args.work / "half")
     one, _ = ours(full_up, len(texts), 1, params, args.work / "one")
+    large_docs, large_work = args.memory_scale * len(texts), args.work / "large"
+    write_shards(generate(large_docs, args.seed)[0], large_work / "up")  # memory only
+    _, large = ours(large_work / "up", large_docs, args.workers, params, large_work)
     runs, skipped = [mine, one], []
     for name in filter(None, args.peers.split(",")):
         if name == "naive":
@@ -321,7 +324,7 @@ def main() -> int:
             continue
         result = peer(name, corpus, args.work, args.workers, params)
         (runs.append if isinstance(result, Run) else skipped.append)(result)
-    memory = memory_lines(full, half, len(texts), len(half_texts))
+    memory = memory_lines(full, large, len(texts), large_docs)
     text = section(args, len(texts), expected, runs, memory, skipped)
     current = args.out.read_text(encoding="utf-8") if args.out.is_file() else "# Benchmarks\n"
     if BEGIN in current:

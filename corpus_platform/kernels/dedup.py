@@ -49,6 +49,7 @@ from corpus_platform.kernels.hashing import TextNormalization, shard_of, stable_
 from corpus_platform.kernels.minhash import ShingleSets, shingle_sets
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import (
+    HASH_FILE_OPTIONS,
     iter_batches,
     iter_shards,
     part_path,
@@ -128,26 +129,36 @@ class DedupParams:
         return [range(int(a), int(b)) for a, b in pairwise(edges)]
 
 
-def sketch(texts: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:
-    """The shingle sets and MinHash signatures (one row of ``num_perm`` uint32) of texts."""
-    sets = shingle_sets(texts, params.shingle_size, params.normalization)
+def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:
+    """The shingle sets and MinHash signatures (one row of ``num_perm`` uint32) of texts
+    already normalized by ``params.normalization``."""
+    sets = minhash.normalized_shingle_sets(normalized, params.shingle_size)
     return sets, minhash.signatures(sets, params.num_perm, params.seed)
 
 
 def signatures(texts: list[str], params: DedupParams) -> np.ndarray:
     """MinHash signatures, one row of ``num_perm`` uint32 per text."""
-    return sketch(texts, params)[1]
+    return sketch([params.normalization.apply(t) for t in texts], params)[1]
 
 
-def exact_keys(table: pa.Table, params: DedupParams) -> pa.Array:
+def normalized_texts(table: pa.Table, params: DedupParams) -> list[str | None]:
+    """Every row's text normalized as ``dedup.normalization`` says (None where no text)."""
+    apply = params.normalization.apply
+    return [None if t is None else apply(t) for t in table.column("text").to_pylist()]
+
+
+def exact_keys(
+    table: pa.Table, params: DedupParams, normalized: list[str | None] | None = None
+) -> pa.Array:
     """The exact-duplicate key of every row: the hash of the normalized text for rows with text;
-    for rows without text, a hash of the ``dedup.columns`` values (null when none are set)."""
-    texts = table.column("text").to_pylist()
+    for rows without text, a hash of the ``dedup.columns`` values (null when none are set).
+    ``normalized``: the rows' texts already normalized (:func:`normalized_texts`), if at hand."""
+    texts = normalized_texts(table, params) if normalized is None else normalized
     values = [table.column(c).to_pylist() for c in params.columns]
     keys = []
     for i, text in enumerate(texts):
         if text is not None:
-            keys.append(stable_hex(params.normalization.apply(text)))
+            keys.append(stable_hex(text))
         elif params.columns:
             keys.append("cols:" + stable_hex(json.dumps([v[i] for v in values], default=str)))
         else:
@@ -173,9 +184,14 @@ BAND_SCHEMA = pa.schema([("band", pa.int16()), ("key", pa.uint64()), ("row", pa.
 
 
 def _sketch_batches(
-    table: pa.Table, shard: int, params: DedupParams, band_rows: list[list[pa.Table]]
+    table: pa.Table,
+    normalized: list[str],
+    shard: int,
+    params: DedupParams,
+    band_rows: list[list[pa.Table]],
 ) -> Iterator[pa.Table]:
-    """Sketch ``table`` (rows with text) ``BATCH_ROWS`` at a time; band keys go to ``band_rows``.
+    """Sketch ``table`` (rows with text; ``normalized``: their normalized texts) ``BATCH_ROWS``
+    at a time; band keys go to ``band_rows``.
 
     A band row names its document by ``shard << 32 | position`` in the shard's sketch file, so
     grouping band keys never holds doc id strings.
@@ -183,7 +199,7 @@ def _sketch_batches(
     bands, rows = params.bands
     for start in range(0, len(table), BATCH_ROWS):
         batch = table.slice(start, BATCH_ROWS)
-        sets, sigs = sketch(batch.column("text").to_pylist(), params)
+        sets, sigs = sketch(normalized[start : start + BATCH_ROWS], params)
         keys = minhash.band_keys(sigs, bands, rows)
         positions = (np.uint64(shard) << np.uint64(32)) + np.arange(
             start, start + len(batch), dtype=np.uint64
@@ -215,11 +231,12 @@ def _sketch_batches(
 def signature_shard(shard: int, upstream: Path, scratch: Path, params: DedupParams) -> int:
     """Write one shard's exact keys, sketches and band keys to ``scratch``; return rows signed."""
     table = read_shard(upstream, shard)
+    normalized = normalized_texts(table, params)
     keyed = pa.table(
         {
             "doc_id": table.column("doc_id"),
             "entity": table.column("entity"),
-            "key": exact_keys(table, params),
+            "key": exact_keys(table, params, normalized),
             "quality_score": _quality(table),
         }
     )
@@ -228,11 +245,15 @@ def signature_shard(shard: int, upstream: Path, scratch: Path, params: DedupPara
     )
     table = table.filter(pc.is_valid(table.column("text")))
     band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
-    sketches = _sketch_batches(table, shard, params, band_rows)
-    signed = write_batches(sketches, SKETCH_SCHEMA, part_path(scratch / "sketches", shard))
+    with_text = [text for text in normalized if text is not None]
+    sketches = _sketch_batches(table, with_text, shard, params, band_rows)
+    signed = write_batches(
+        sketches, SKETCH_SCHEMA, part_path(scratch / "sketches", shard), **HASH_FILE_OPTIONS
+    )
     for number, tables in enumerate(band_rows):
         band_table = pa.concat_tables(tables) if tables else BAND_SCHEMA.empty_table()
-        write_parquet(band_table, part_path(scratch / "bands" / f"group-{number}", shard))
+        path = part_path(scratch / "bands" / f"group-{number}", shard)
+        write_parquet(band_table, path, **HASH_FILE_OPTIONS)
     return signed
 
 
@@ -243,15 +264,26 @@ def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(members) for b in members[i + 1 :]]
 
 
-def colliding_rows(band: np.ndarray, key: np.ndarray, row: np.ndarray) -> list[np.ndarray]:
-    """The rows of every (band, key) bucket holding more than one row, by sorting (no hashing
-    of strings, no per-bucket lists for the many buckets of one)."""
+@dataclass(frozen=True)
+class Collisions:
+    """The (band, key) buckets holding more than one row: pairs of rows from the buckets of
+    two (an ``(n, 2)`` array, smaller row first), and the rows of each larger bucket."""
+
+    pairs: np.ndarray
+    larger: list[np.ndarray]
+
+
+def colliding_rows(band: np.ndarray, key: np.ndarray, row: np.ndarray) -> Collisions:
+    """The buckets of rows that share a (band, key), by sorting (no hashing of strings, no
+    per-bucket lists for the many buckets of one or two)."""
     order = np.lexsort((row, key, band))
     band, key, row = band[order], key[order], row[order]
     same = (band[1:] == band[:-1]) & (key[1:] == key[:-1])
     starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    ends = np.append(starts[1:], len(row))
-    return [row[a:b] for a, b in zip(starts, ends, strict=True) if b - a > 1]
+    sizes = np.diff(np.append(starts, len(row)))
+    two = starts[sizes == 2]
+    larger = [row[a : a + n] for a, n in zip(starts[sizes > 2], sizes[sizes > 2], strict=True)]
+    return Collisions(np.stack([row[two], row[two + 1]], axis=1), larger)
 
 
 def doc_ids_at(scratch: Path, rows: set[int]) -> dict[int, str]:
@@ -271,16 +303,21 @@ def candidate_pairs(scratch: Path, num_shards: int, params: DedupParams) -> list
 
     One band group's keys are in memory at a time, as three numeric arrays.
     """
-    buckets: list[np.ndarray] = []
+    row_pairs: list[np.ndarray] = []
+    larger: list[np.ndarray] = []
     for number in range(len(params.band_groups())):
         folder = scratch / "bands" / f"group-{number}"
         keys = pa.concat_tables([t for _, t in iter_shards(folder, num_shards)])
         band, key, row = (keys.column(c).to_numpy() for c in ("band", "key", "row"))
         del keys
-        buckets += colliding_rows(band, key, row)
-    names = doc_ids_at(scratch, {int(r) for bucket in buckets for r in bucket})
-    pairs: set[tuple[str, str]] = set()
-    for bucket in buckets:
+        found = colliding_rows(band, key, row)
+        row_pairs.append(np.unique(found.pairs, axis=0))
+        larger += found.larger
+    distinct = np.unique(np.concatenate(row_pairs), axis=0) if row_pairs else np.empty((0, 2))
+    rows = {int(r) for r in distinct.reshape(-1)} | {int(r) for b in larger for r in b}
+    names = doc_ids_at(scratch, rows)
+    pairs = {(min(names[a], names[b]), max(names[a], names[b])) for a, b in distinct.tolist()}
+    for bucket in larger:
         pairs.update(_bucket_pairs([names[int(r)] for r in bucket]))
     return sorted(pairs)
 
@@ -319,9 +356,13 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
 
 def sorted_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     """Exact Jaccard similarity of two sorted arrays of distinct shingle hashes."""
-    common = len(np.intersect1d(a, b, assume_unique=True))
-    union = len(a) + len(b) - common
-    return common / union if union else 1.0
+    if len(a) > len(b):
+        a, b = b, a
+    if len(a) == 0:
+        return 1.0 if len(b) == 0 else 0.0
+    at = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    common = int(np.count_nonzero(b[at] == a))
+    return common / (len(a) + len(b) - common)
 
 
 def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -338,13 +379,16 @@ def load_sketches(
     found = {}
     for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "entity", field]):
         batch = batch.filter(pc.is_in(batch.column("doc_id"), keep))
+        if not batch.num_rows:
+            continue
         ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
-        values = batch.column(field)
-        for i, (doc_id, entity) in enumerate(zip(ids, entities, strict=True)):
-            if field == "signature":
-                found[doc_id] = (entity, np.frombuffer(values[i].as_py(), dtype=np.uint32))
-            else:
-                found[doc_id] = (entity, values[i].values.to_numpy(zero_copy_only=False))
+        values = batch.column(field).combine_chunks()
+        if field == "signature":
+            rows = [np.frombuffer(b, dtype=np.uint32) for b in values.to_pylist()]
+        else:  # offsets index the list's whole value buffer, whatever the slice
+            flat, ends = values.values.to_numpy(zero_copy_only=False), values.offsets.to_numpy()
+            rows = [flat[ends[i] : ends[i + 1]] for i in range(len(ids))]
+        found.update(zip(ids, zip(entities, rows, strict=True), strict=True))
     return found
 
 

@@ -68,17 +68,15 @@ def fmix32(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint32(16))
 
 
-def _word_hashes(
-    texts: list[str], normalization: TextNormalization
-) -> tuple[np.ndarray, list[int]]:
-    """Every normalized word's 64-bit hash, all texts concatenated, and each text's word count.
+def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, list[int]]:
+    """Every word's 64-bit hash, all (normalized) texts concatenated, and each text's word count.
 
     Words are dictionary-encoded first, so each distinct word of the batch is hashed once.
     """
     words: list[str] = []
     counts = []
-    for text in texts:
-        split = normalization.apply(text).split()
+    for text in normalized:
+        split = text.split()
         counts.append(len(split))
         words.extend(split)
     encoded = pc.dictionary_encode(pa.array(words, pa.string()))
@@ -91,11 +89,16 @@ def _word_hashes(
 
 def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) -> ShingleSets:
     """The sorted distinct word ``size``-gram hashes of every text."""
-    words, counts = _word_hashes(texts, normalization)
+    return normalized_shingle_sets([normalization.apply(t) for t in texts], size)
+
+
+def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
+    """:func:`shingle_sets` of texts already normalized (as dedup does once per row)."""
+    words, counts = _word_hashes(normalized)
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     count = np.array(counts, dtype=np.int64)
     windows = np.maximum(count - size + 1, 1)  # a short text is one shingle of all its words
-    owner = np.repeat(np.arange(len(texts)), windows)
+    owner = np.repeat(np.arange(len(normalized)), windows)
     first = starts[owner] + (
         np.arange(len(owner)) - np.repeat(np.cumsum(windows) - windows, windows)
     )
@@ -111,7 +114,7 @@ def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) 
     fresh = np.ones(len(grams), dtype=bool)
     fresh[1:] = (grams[1:] != grams[:-1]) | (owner[1:] != owner[:-1])
     grams, owner = grams[fresh], owner[fresh]
-    offsets = np.searchsorted(owner, np.arange(len(texts) + 1), side="left").astype(np.int64)
+    offsets = np.searchsorted(owner, np.arange(len(normalized) + 1), side="left").astype(np.int64)
     return ShingleSets(grams, offsets)
 
 

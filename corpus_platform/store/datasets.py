@@ -39,18 +39,28 @@ def part_path(folder: Path, shard: int) -> Path:
     return folder / part_name(shard)
 
 
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` with fixed options so equal tables give byte-identical files."""
+# Scratch files of hashes (sketches, band keys): random 64-bit values neither compress nor
+# dictionary-encode, and trying costs more time to write and read than it saves.
+HASH_FILE_OPTIONS = {"compression": "none", "use_dictionary": False}
+
+
+def write_parquet(table: pa.Table, path: Path, **options: object) -> None:
+    """Write ``table`` with fixed options so equal tables give byte-identical files;
+    ``options`` (e.g. :data:`HASH_FILE_OPTIONS`) override the defaults."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, compression="zstd", write_statistics=True)
+    pq.write_table(table, path, **{"compression": "zstd", "write_statistics": True, **options})
 
 
-def write_batches(tables: Iterable[pa.Table], schema: pa.Schema, path: Path) -> int:
+def write_batches(
+    tables: Iterable[pa.Table], schema: pa.Schema, path: Path, **options: object
+) -> int:
     """Write tables one after another into one Parquet file, each its own row group, so a
-    reader can stream it back batch by batch; return the rows written."""
+    reader can stream it back batch by batch; return the rows written. ``options`` as for
+    :func:`write_parquet`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = 0
-    with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
+    settings = {"compression": "zstd", "write_statistics": True, **options}
+    with pq.ParquetWriter(path, schema, **settings) as writer:
         for table in tables:
             writer.write_table(table)
             rows += len(table)

@@ -234,11 +234,13 @@ def test_tabular_rows_deduplicate_on_configured_columns(tmp_path: Path) -> None:
 
 
 def test_colliding_rows_are_the_buckets_of_more_than_one_row() -> None:
-    band = np.array([0, 0, 1, 0, 1, 0], np.int16)
-    key = np.array([7, 9, 7, 7, 7, 5], np.uint64)
-    row = np.array([10, 11, 12, 13, 14, 15], np.uint64)
-    found = [bucket.tolist() for bucket in colliding_rows(band, key, row)]
-    assert found == [[10, 13], [12, 14]]  # same key in another band is another bucket
+    band = np.array([0, 0, 1, 0, 1, 0, 2, 2, 2], np.int16)
+    key = np.array([7, 9, 7, 7, 7, 5, 3, 3, 3], np.uint64)
+    row = np.array([13, 11, 12, 10, 14, 15, 18, 16, 17], np.uint64)
+    found = colliding_rows(band, key, row)
+    # same key in another band is another bucket; buckets of two become row pairs
+    assert found.pairs.tolist() == [[10, 13], [12, 14]]
+    assert [bucket.tolist() for bucket in found.larger] == [[16, 17, 18]]
 
 
 def test_sketching_in_small_batches_changes_nothing(
