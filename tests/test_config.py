@@ -29,6 +29,9 @@ def test_repository_config_is_valid() -> None:
         ("input", {"columns": {"doc_id": "id", "author": "x"}}, "unknown canonical column"),
         ("num_shards", 0, "num_shards"),
         ("dedup", {"columns": ["nope"]}, "dedup.columns ['nope'] are not columns"),
+        ("dedup", {"keep": "longest"}, "dedup.keep"),
+        ("dedup", {"normalization": {"unicode": "NFX"}}, "dedup.normalization.unicode"),
+        ("dedup", {"normalization": {"lowercase": True}}, "dedup.normalization.lowercase"),
     ],
 )
 def test_bad_field_is_named(section: str, value: object, expected: str) -> None:

@@ -45,7 +45,13 @@ from datasketch import MinHash, MinHashLSH
 
 from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels import minhash
-from corpus_platform.kernels.hashing import TextNormalization, shard_of, stable_hex
+from corpus_platform.kernels.hashing import (
+    DEFAULT_NORMALIZATION,
+    TextNormalization,
+    ids_by_shard,
+    shard_of,
+    stable_hex,
+)
 from corpus_platform.kernels.minhash import ShingleSets, shingle_sets
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import (
@@ -58,7 +64,6 @@ from corpus_platform.store.datasets import (
     write_parquet,
 )
 
-DEFAULT_NORMALIZATION = TextNormalization()
 LSH_MARGIN = 0.1  # with verification, the LSH targets pair_threshold - 0.1 to raise recall
 MAX_BUCKET_PAIRS = 64  # buckets larger than this are linked as a star around their first member
 BAND_GROUPS = 8  # band keys are grouped an eighth of the bands at a time
@@ -343,9 +348,11 @@ class ScoredPair:
     similarity: float
 
 
-def shingle_set(text: str, size: int) -> frozenset[int]:
-    """64-bit hashes of the distinct word shingles of a text (default normalization)."""
-    return frozenset(shingle_sets([text], size, DEFAULT_NORMALIZATION).values.tolist())
+def shingle_set(
+    text: str, size: int, normalization: TextNormalization = DEFAULT_NORMALIZATION
+) -> frozenset[int]:
+    """64-bit hashes of the distinct word shingles of a text."""
+    return frozenset(shingle_sets([text], size, normalization).values.tolist())
 
 
 def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -485,18 +492,12 @@ def similarity_to_representative(
 ) -> dict[str, float]:
     """Each member's MinHash-estimated Jaccard similarity to its cluster's kept row (1.0 for the
     representative itself and for rows without text, which only exact keys can join)."""
-    by_shard: dict[int, set[str]] = defaultdict(set)
-    for doc_id in representative.values():
-        by_shard[shard_of(doc_id, num_shards)].add(doc_id)
     rep_signature = {}
-    for shard, wanted in sorted(by_shard.items()):
+    for shard, wanted in ids_by_shard(representative.values(), num_shards):
         found = load_sketches(scratch, shard, wanted, "signature")
         rep_signature.update({d: signature for d, (_, signature) in found.items()})
-    members: dict[int, set[str]] = defaultdict(set)
-    for doc_id in cluster_of:
-        members[shard_of(doc_id, num_shards)].add(doc_id)
     similarity = {doc_id: 1.0 for doc_id in cluster_of}
-    for shard, wanted in sorted(members.items()):
+    for shard, wanted in ids_by_shard(cluster_of, num_shards):
         for doc_id, (_, signature) in load_sketches(scratch, shard, wanted, "signature").items():
             rep = rep_signature.get(representative[cluster_of[doc_id]])
             if rep is not None:
@@ -681,7 +682,7 @@ def held_out_neighbours(
                 candidates = sorted(index.query(query))
                 if not candidates:
                     continue
-                mine = shingle_set(text, params.shingle_size)
+                mine = shingle_set(text, params.shingle_size, params.normalization)
                 close = [
                     c
                     for c in candidates
@@ -699,5 +700,5 @@ def _train_set(
     doc_id: str, cache: dict[str, frozenset[int]], texts: dict[str, str], params: DedupParams
 ) -> frozenset[int]:
     if doc_id not in cache:
-        cache[doc_id] = shingle_set(texts[doc_id], params.shingle_size)
+        cache[doc_id] = shingle_set(texts[doc_id], params.shingle_size, params.normalization)
     return cache[doc_id]

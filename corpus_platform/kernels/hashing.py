@@ -36,6 +36,14 @@ def shard_of(doc_id: str, num_shards: int) -> int:
     return stable_hash(doc_id) % num_shards
 
 
+def ids_by_shard(doc_ids: Iterable[str], num_shards: int) -> list[tuple[int, set[str]]]:
+    """``doc_ids`` grouped by :func:`shard_of`, in shard order (to read each shard once)."""
+    groups: dict[int, set[str]] = {}
+    for doc_id in doc_ids:
+        groups.setdefault(shard_of(doc_id, num_shards), set()).add(doc_id)
+    return sorted(groups.items())
+
+
 def bucket_of(key: str, seed: int, salt: str = "split") -> int:
     """A bucket in ``[0, 10000)`` for ``key``, independent per ``salt`` (decision kind)."""
     return stable_hash(f"{salt}\x1f{key}", seed) % BUCKETS
@@ -44,11 +52,6 @@ def bucket_of(key: str, seed: int, salt: str = "split") -> int:
 def unit_interval(key: str, seed: int, salt: str) -> float:
     """A uniform number in ``[0, 1)`` for ``key``; a seeded coin for sampling decisions."""
     return stable_hash(f"{salt}\x1f{key}", seed) / 2.0**64
-
-
-def normalize_text(text: str) -> str:
-    """The normalization behind ``content_hash``: NFKC, casefold, collapsed spaces."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class TextNormalization:
     punctuation: bool = False
 
     def apply(self, text: str) -> str:
-        """``text`` normalized; the default equals :func:`normalize_text`."""
+        """``text`` normalized."""
         if self.unicode != "none":
             text = unicodedata.normalize(self.unicode, text)
         if self.casefold:
@@ -78,6 +81,14 @@ class TextNormalization:
         if self.whitespace:
             text = " ".join(text.split())
         return text
+
+
+DEFAULT_NORMALIZATION = TextNormalization()
+
+
+def normalize_text(text: str) -> str:
+    """The normalization behind ``content_hash``: NFKC, casefold, collapsed spaces."""
+    return DEFAULT_NORMALIZATION.apply(text)
 
 
 def content_hash(text: str | None) -> str:

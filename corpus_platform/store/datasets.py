@@ -39,6 +39,7 @@ def part_path(folder: Path, shard: int) -> Path:
     return folder / part_name(shard)
 
 
+PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True}  # fixed: byte-identical files
 # Scratch files of hashes (sketches, band keys): random 64-bit values neither compress nor
 # dictionary-encode, and trying costs more time to write and read than it saves.
 HASH_FILE_OPTIONS = {"compression": "none", "use_dictionary": False}
@@ -48,7 +49,7 @@ def write_parquet(table: pa.Table, path: Path, **options: object) -> None:
     """Write ``table`` with fixed options so equal tables give byte-identical files;
     ``options`` (e.g. :data:`HASH_FILE_OPTIONS`) override the defaults."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, **{"compression": "zstd", "write_statistics": True, **options})
+    pq.write_table(table, path, **{**PARQUET_OPTIONS, **options})
 
 
 def write_batches(
@@ -59,8 +60,7 @@ def write_batches(
     :func:`write_parquet`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = 0
-    settings = {"compression": "zstd", "write_statistics": True, **options}
-    with pq.ParquetWriter(path, schema, **settings) as writer:
+    with pq.ParquetWriter(path, schema, **{**PARQUET_OPTIONS, **options}) as writer:
         for table in tables:
             writer.write_table(table)
             rows += len(table)

@@ -180,6 +180,11 @@ def test_without_verification_pairs_carry_the_minhash_estimate(tmp_path: Path) -
 def test_sorted_jaccard_matches_set_jaccard() -> None:
     a, b = np.array([1, 3, 5, 7], np.uint64), np.array([3, 4, 5], np.uint64)
     assert sorted_jaccard(a, b) == jaccard(frozenset(a.tolist()), frozenset(b.tolist())) == 2 / 5
+    assert sorted_jaccard(b, a) == 2 / 5
+    empty = np.array([], np.uint64)
+    beyond = np.array([9], np.uint64)  # larger than every value of ``a``: no false match
+    assert sorted_jaccard(a, beyond) == 0.0 and sorted_jaccard(a, empty) == 0.0
+    assert sorted_jaccard(empty, empty) == 1.0
 
 
 def test_band_groups_cover_every_band_once() -> None:
@@ -251,3 +256,14 @@ def test_sketching_in_small_batches_changes_nothing(
     batched = run(tmp_path / "batched", shards=2)
     assert batched.scored == whole.scored and batched.cluster_of == whole.cluster_of
     assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
+
+
+def test_held_out_neighbours_verify_with_the_configured_normalization(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    words = text(rng).split()
+    train_text = " ".join(f"{w}," for w in words)  # the same words, each followed by a comma
+    for name, doc_id, body in (("train", "t1", train_text), ("test", "h1", " ".join(words))):
+        write_sharded(pa.table({"doc_id": [doc_id], "text": [body]}), tmp_path / name, 1)
+    strip = replace(PARAMS, normalization=TextNormalization(punctuation=True))
+    assert dedup.held_out_neighbours(tmp_path, 1, strip, ("test",)) == (1, 1, ["h1~t1"])
+    assert dedup.held_out_neighbours(tmp_path, 1, PARAMS, ("test",)) == (1, 0, [])

@@ -9,6 +9,7 @@ from corpus_platform.kernels.hashing import (
     bucket_of,
     content_hash,
     fingerprint,
+    ids_by_shard,
     normalize_text,
     shard_of,
     stable_hash,
@@ -57,3 +58,11 @@ def test_normalization_makes_case_and_spacing_variants_exact_duplicates() -> Non
 def test_fingerprint_is_order_sensitive() -> None:
     assert fingerprint(["a", "b"]) != fingerprint(["b", "a"])
     assert fingerprint(["ab"]) != fingerprint(["a", "b"])
+
+
+def test_ids_by_shard_groups_each_id_under_its_shard_in_shard_order() -> None:
+    ids = [f"doc-{i}" for i in range(40)]
+    groups = ids_by_shard(ids + ids[:5], 4)
+    assert [shard for shard, _ in groups] == sorted({shard_of(d, 4) for d in ids})
+    assert sorted(d for _, members in groups for d in members) == sorted(ids)
+    assert all(shard_of(d, 4) == shard for shard, members in groups for d in members)

@@ -1,12 +1,11 @@
 """Markdown for reviewing duplicate clusters in the UI: size histogram and the largest clusters."""
 
-from collections import defaultdict
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.kernels.hashing import shard_of
+from corpus_platform.kernels.hashing import ids_by_shard
 from corpus_platform.redact import redact_text
 from corpus_platform.store.datasets import read_shard
 
@@ -23,13 +22,11 @@ def histogram_markdown(sizes: dict[int, int]) -> str:
 
 def texts_of(doc_ids: set[str], folder: Path, num_shards: int) -> dict[str, str | None]:
     """The texts of a few rows, each read from its own shard only."""
-    by_shard: dict[int, list[str]] = defaultdict(list)
-    for doc_id in doc_ids:
-        by_shard[shard_of(doc_id, num_shards)].append(doc_id)
     found: dict[str, str | None] = {}
-    for shard, wanted in sorted(by_shard.items()):
+    for shard, wanted in ids_by_shard(doc_ids, num_shards):
         table = read_shard(folder, shard, ["doc_id", "text"])
-        table = table.filter(pc.is_in(table.column("doc_id"), pa.array(wanted, pa.string())))
+        keep = pa.array(sorted(wanted), pa.string())
+        table = table.filter(pc.is_in(table.column("doc_id"), keep))
         found.update(
             zip(table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True)
         )
