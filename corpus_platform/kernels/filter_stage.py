@@ -21,12 +21,12 @@ from corpus_platform.kernels import langid
 from corpus_platform.kernels.filters import (
     LANGUAGE,
     Verdict,
-    judge_text,
+    judge_texts,
     quality_score,
     strip_boilerplate_lines,
 )
 from corpus_platform.kernels.hashing import content_hash, unit_interval
-from corpus_platform.kernels.pii import scrub
+from corpus_platform.kernels.pii import scrub_all
 from corpus_platform.redact import redact_text
 from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
@@ -77,33 +77,46 @@ def _pii_verdicts(found: Counter[str], dropping: list[str]) -> list[Verdict]:
     return [Verdict(f"pii_{kind}", float(found[kind]), 0.0, False) for kind in dropping]
 
 
+def _edit_texts(
+    texts: list[str | None], sources: list[str], config: FilterConfig
+) -> tuple[list[str | None], list[list[Verdict]], list[Counter[str]]]:
+    """PII replacement and C4 line removal: (edited texts, PII drop verdicts, edits per row)."""
+    edited: list[str | None] = []
+    pii_failures: list[list[Verdict]] = []
+    edits: list[Counter[str]] = []
+    boilerplate_exempt = set(config.exempt.get(C4_LINES, ()))
+    for result, source in zip(scrub_all(texts, config.pii), sources, strict=True):
+        if result is None:
+            edited.append(None)
+            pii_failures.append([])
+            edits.append(Counter())
+            continue
+        text, counts = result.text, Counter(result.replaced)
+        if config.c4_remove_boilerplate_lines and source not in boilerplate_exempt:
+            text, removed_lines = strip_boilerplate_lines(text)
+            if removed_lines:
+                counts[C4_LINES] += removed_lines
+        edited.append(text)
+        pii_failures.append(_pii_verdicts(result.found, result.dropping(config.pii)))
+        edits.append(counts)
+    return edited, pii_failures, edits
+
+
 def filter_shard(
     shard: int, upstream: Path, staging: Path, config: FilterConfig, seed: int
 ) -> FilterSummary:
     """Filter one shard: kept rows to ``part-N``, removed rows with reasons to ``removed/``."""
     table = read_shard(upstream, shard)
     summary = FilterSummary(shard=shard, rows_in=len(table))
-    columns = {c: table.column(c).to_pylist() for c in ("text", "source")}
+    sources = table.column("source").to_pylist()
     urls = table.column("url").to_pylist() if "url" in table.column_names else [None] * len(table)
-    texts: list[str | None] = []
-    verdicts: list[list[Verdict]] = []
-    replacements: list[list[str]] = []
-    for text, source, url in zip(columns["text"], columns["source"], urls, strict=True):
-        edits: Counter[str] = Counter()
-        pii_failures: list[Verdict] = []
-        if text is not None:
-            scrubbed = scrub(text, config.pii)
-            text, edits = scrubbed.text, Counter(scrubbed.replaced)
-            pii_failures = _pii_verdicts(scrubbed.found, scrubbed.dropping(config.pii))
-            if config.c4_remove_boilerplate_lines and source not in config.exempt.get(C4_LINES, ()):
-                text, removed_lines = strip_boilerplate_lines(text)
-                if removed_lines:
-                    edits[C4_LINES] += removed_lines
-        texts.append(text)
-        verdicts.append(pii_failures + judge_text(text, config, source, url))
-        replacements.append(sorted(f"{kind}:{n}" for kind, n in edits.items()))
-        summary.replacements.update(edits)
-    _language_verdicts(texts, columns["source"], verdicts, config)
+    texts, pii_failures, edits = _edit_texts(table.column("text").to_pylist(), sources, config)
+    judged = judge_texts(texts, sources, urls, config)
+    verdicts = [pii + row for pii, row in zip(pii_failures, judged, strict=True)]
+    replacements = [sorted(f"{kind}:{n}" for kind, n in row.items()) for row in edits]
+    for row in edits:
+        summary.replacements.update(row)
+    _language_verdicts(texts, sources, verdicts, config)
     return _write(shard, table, staging, texts, verdicts, replacements, summary, seed)
 
 

@@ -34,9 +34,7 @@ the text instead of removing the row; such edits are counted with the PII replac
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -44,28 +42,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from corpus_platform.config import ConfigError, FilterConfig
+from corpus_platform.kernels.textstats import text_scores
 
-STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
-BULLETS = (
-    "\u2022",
-    "\u25cf",
-    "\u25cb",
-    "\u25a0",
-    "\u25a1",
-    "\u25aa",
-    "\u25ab",
-    "\u2013",
-    "-",
-    "*",
-    "\u2023",
-    "\u2043",
-)
-ELLIPSES = ("...", "…")
 C4_BOILERPLATE = ("javascript", "cookie", "terms of use", "privacy policy", "terms of service")
-URL_WORD = re.compile(r"^(?:https?://|www\.)\S+|^\S+\.(?:com|org|net|io|html?)(?:/\S*)?$", re.I)
-CODE_LINE = re.compile(
-    r"^\s*(?:def |class |import |from \S+ import|#include|return\b|for \(|if \(|\}|\{)|[;{}]\s*$"
-)
 
 
 @dataclass(frozen=True)
@@ -101,202 +80,61 @@ def quality_score(verdicts: list[Verdict]) -> float:
     return round(sum(v.headroom for v in verdicts) / len(verdicts), 6)
 
 
-@dataclass
-class TextView:
-    """A text split once into what every filter needs."""
-
-    text: str
-    words: list[str]
-    lines: list[str]
-    paragraphs: list[str]
-
-    @classmethod
-    def of(cls, text: str) -> TextView:
-        lines = [line for line in (raw.strip() for raw in text.split("\n")) if line]
-        paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-        return cls(text=text, words=text.split(), lines=lines, paragraphs=paragraphs)
-
-
-def _duplicates(items: list[str]) -> tuple[float, float]:
-    """(fraction of items that repeat an earlier one, fraction of their characters)."""
-    if not items:
-        return 0.0, 0.0
-    seen: set[str] = set()
-    repeated = repeated_chars = 0
-    for item in items:
-        if item in seen:
-            repeated += 1
-            repeated_chars += len(item)
-        else:
-            seen.add(item)
-    total_chars = sum(len(i) for i in items)
-    return repeated / len(items), repeated_chars / total_chars if total_chars else 0.0
-
-
-def top_ngram_char_fraction(words: list[str], n: int) -> float:
-    """Characters covered by the most frequent word n-gram, over all word characters."""
-    if len(words) < n:
-        return 0.0
-    grams = Counter(zip(*(words[i:] for i in range(n)), strict=False))
-    gram, count = grams.most_common(1)[0]
-    if count < 2:
-        return 0.0
-    total = sum(len(w) for w in words)
-    return count * sum(len(w) for w in gram) / total if total else 0.0
-
-
-def duplicate_ngram_char_fraction(words: list[str], n: int) -> float:
-    """Characters of words inside an n-gram that occurred before, over all word characters."""
-    if len(words) < n:
-        return 0.0
-    seen: set[tuple[str, ...]] = set()
-    covered = bytearray(len(words))
-    for start, gram in enumerate(zip(*(words[i:] for i in range(n)), strict=False)):
-        if gram in seen:
-            covered[start : start + n] = b"\x01" * n
-        else:
-            seen.add(gram)
-    total = sum(len(w) for w in words)
-    return (
-        sum(len(w) for w, hit in zip(words, covered, strict=True) if hit) / total if total else 0.0
-    )
-
-
-def duplicate_line_fraction(text: str) -> float:
-    """Fraction of non-empty lines that repeat an earlier line."""
-    return _duplicates(TextView.of(text).lines)[0]
-
-
-def _ratio(count: float, total: float) -> float:
-    return count / total if total else 0.0
-
-
-Scorer = Callable[[TextView], float]
-
-
 @dataclass(frozen=True)
 class Filter:
-    """A named score and the config threshold it must not cross."""
+    """A named rule: which score of :func:`text_scores` it reads and the config threshold that
+    score must not cross (from above when ``fails_above``, from below otherwise)."""
 
     name: str
-    score: Scorer
+    score: str
     threshold: Callable[[FilterConfig], float]
     fails_above: bool
 
-    def judge(self, view: TextView, config: FilterConfig) -> Verdict:
-        """Score ``view`` and say whether it passes."""
-        score = float(self.score(view))
-        limit = float(self.threshold(config))
+    def verdict(self, score: float, limit: float) -> Verdict:
+        """Compare ``score`` with ``limit`` (this filter's configured threshold)."""
         passed = score <= limit if self.fails_above else score >= limit
         return Verdict(self.name, score, limit, passed, self.fails_above)
 
 
-def _lower(view: TextView) -> str:
-    return view.text.lower()
-
-
 def _heuristic_filters() -> tuple[Filter, ...]:
-    def below(name: str, score: Scorer, limit: Callable[[FilterConfig], float]) -> Filter:
-        return Filter(name, score, limit, fails_above=False)
+    def below(name: str, limit: Callable[[FilterConfig], float], score: str = "") -> Filter:
+        return Filter(name, score or name, limit, fails_above=False)
 
-    def above(name: str, score: Scorer, limit: Callable[[FilterConfig], float]) -> Filter:
-        return Filter(name, score, limit, fails_above=True)
-
-    def mean_len(v: TextView) -> float:
-        return _ratio(sum(len(w) for w in v.words), len(v.words))
+    def above(name: str, limit: Callable[[FilterConfig], float], score: str = "") -> Filter:
+        return Filter(name, score or name, limit, fails_above=True)
 
     out = [
-        below("min_chars", lambda v: len(v.text), lambda c: c.min_chars),
-        above("max_chars", lambda v: len(v.text), lambda c: c.max_chars),
-        below("min_words", lambda v: len(v.words), lambda c: c.min_words),
-        above("max_words", lambda v: len(v.words), lambda c: c.max_words),
-        below("min_mean_word_length", mean_len, lambda c: c.min_mean_word_length),
-        above("max_mean_word_length", mean_len, lambda c: c.max_mean_word_length),
-        above(
-            "symbol_word_ratio",
-            lambda v: _ratio(
-                v.text.count("#") + v.text.count("...") + v.text.count("…"), len(v.words)
-            ),
-            lambda c: c.max_symbol_word_ratio,
-        ),
-        above(
-            "bullet_lines_ratio",
-            lambda v: _ratio(sum(line.startswith(BULLETS) for line in v.lines), len(v.lines)),
-            lambda c: c.max_bullet_lines_ratio,
-        ),
-        above(
-            "ellipsis_lines_ratio",
-            lambda v: _ratio(sum(line.endswith(ELLIPSES) for line in v.lines), len(v.lines)),
-            lambda c: c.max_ellipsis_lines_ratio,
-        ),
-        below(
-            "alpha_words_ratio",
-            lambda v: _ratio(sum(any(ch.isalpha() for ch in w) for w in v.words), len(v.words)),
-            lambda c: c.min_alpha_words_ratio,
-        ),
-        below(
-            "stop_words",
-            lambda v: len(STOP_WORDS.intersection(w.lower() for w in v.words)),
-            lambda c: c.min_stop_words,
-        ),
-        above(
-            "duplicate_line_fraction",
-            lambda v: _duplicates(v.lines)[0],
-            lambda c: c.max_duplicate_line_fraction,
-        ),
-        above(
-            "duplicate_paragraph_fraction",
-            lambda v: _duplicates(v.paragraphs)[0],
-            lambda c: c.max_duplicate_paragraph_fraction,
-        ),
-        above(
-            "duplicate_line_char_fraction",
-            lambda v: _duplicates(v.lines)[1],
-            lambda c: c.max_duplicate_line_char_fraction,
-        ),
+        below("min_chars", lambda c: c.min_chars, "chars"),
+        above("max_chars", lambda c: c.max_chars, "chars"),
+        below("min_words", lambda c: c.min_words, "words"),
+        above("max_words", lambda c: c.max_words, "words"),
+        below("min_mean_word_length", lambda c: c.min_mean_word_length, "mean_word_length"),
+        above("max_mean_word_length", lambda c: c.max_mean_word_length, "mean_word_length"),
+        above("symbol_word_ratio", lambda c: c.max_symbol_word_ratio),
+        above("bullet_lines_ratio", lambda c: c.max_bullet_lines_ratio),
+        above("ellipsis_lines_ratio", lambda c: c.max_ellipsis_lines_ratio),
+        below("alpha_words_ratio", lambda c: c.min_alpha_words_ratio),
+        below("stop_words", lambda c: c.min_stop_words),
+        above("duplicate_line_fraction", lambda c: c.max_duplicate_line_fraction),
+        above("duplicate_paragraph_fraction", lambda c: c.max_duplicate_paragraph_fraction),
+        above("duplicate_line_char_fraction", lambda c: c.max_duplicate_line_char_fraction),
         above(
             "duplicate_paragraph_char_fraction",
-            lambda v: _duplicates(v.paragraphs)[1],
             lambda c: c.max_duplicate_paragraph_char_fraction,
         ),
     ]
     for n in (2, 3, 4):
-        out.append(
-            above(
-                f"top_{n}gram_char_fraction",
-                lambda v, n=n: top_ngram_char_fraction(v.words, n),
-                lambda c, n=n: c.max_top_ngram_char_fraction[n],
-            )
-        )
+        name = f"top_{n}gram_char_fraction"
+        out.append(above(name, lambda c, n=n: c.max_top_ngram_char_fraction[n]))
     for n in range(5, 11):
-        out.append(
-            above(
-                f"duplicate_{n}gram_char_fraction",
-                lambda v, n=n: duplicate_ngram_char_fraction(v.words, n),
-                lambda c, n=n: c.max_duplicate_ngram_char_fraction[n],
-            )
-        )
+        name = f"duplicate_{n}gram_char_fraction"
+        out.append(above(name, lambda c, n=n: c.max_duplicate_ngram_char_fraction[n]))
     out += [
-        above(
-            "c4_lorem_ipsum",
-            lambda v: float("lorem ipsum" in _lower(v)),
-            lambda c: 0.5 if c.c4_lorem_ipsum else 1.0,
-        ),
-        above(
-            "c4_curly_braces",
-            lambda v: float("{" in v.text),
-            lambda c: 0.5 if c.c4_curly_braces else 1.0,
-        ),
-        above(
-            "url_ratio",
-            lambda v: _ratio(sum(bool(URL_WORD.match(w)) for w in v.words), len(v.words)),
-            lambda c: c.max_url_ratio,
-        ),
-        above(
-            "code_line_ratio",
-            lambda v: _ratio(sum(bool(CODE_LINE.search(line)) for line in v.lines), len(v.lines)),
-            lambda c: c.max_code_line_ratio,
-        ),
+        above("c4_lorem_ipsum", lambda c: 0.5 if c.c4_lorem_ipsum else 1.0),
+        above("c4_curly_braces", lambda c: 0.5 if c.c4_curly_braces else 1.0),
+        above("url_ratio", lambda c: c.max_url_ratio),
+        above("code_line_ratio", lambda c: c.max_code_line_ratio),
+        above("blocklist_words", lambda c: c.max_blocklist_words),
     ]
     return tuple(out)
 
@@ -305,7 +143,7 @@ FILTERS: tuple[Filter, ...] = _heuristic_filters()
 BLOCKLIST = "blocklist_words"
 DOMAIN = "domain"
 LANGUAGE = "language"
-FILTER_NAMES = (*(f.name for f in FILTERS), BLOCKLIST, DOMAIN, LANGUAGE)
+FILTER_NAMES = (*(f.name for f in FILTERS), DOMAIN, LANGUAGE)
 
 
 @cache
@@ -324,18 +162,6 @@ def load_blocklist(path: str | None) -> frozenset[str]:
     )
 
 
-def blocklist_verdict(view: TextView, config: FilterConfig) -> Verdict:
-    """How many blocklisted words the text contains."""
-    words = load_blocklist(config.blocklist)
-    hits = sum(w.strip(".,;:!?\"'()").lower() in words for w in view.words)
-    return Verdict(
-        BLOCKLIST,
-        float(hits),
-        float(config.max_blocklist_words),
-        hits <= config.max_blocklist_words,
-    )
-
-
 def domain_verdict(url: str | None, config: FilterConfig) -> Verdict | None:
     """Whether a row's url host is allowed (None when the row has no url)."""
     if not url or not (config.domains.allow or config.domains.deny):
@@ -351,23 +177,45 @@ def domain_verdict(url: str | None, config: FilterConfig) -> Verdict | None:
     return Verdict(DOMAIN, 1.0 if denied else 0.0, 0.5, not denied)
 
 
+def judge_texts(
+    texts: Sequence[str | None],
+    sources: Sequence[str],
+    urls: Sequence[str | None],
+    config: FilterConfig,
+) -> list[list[Verdict]]:
+    """Every heuristic filter's verdict on every row (language identification is separate).
+
+    Rows without text (tabular data) get only the domain verdict, if any. Filters exempt for a
+    row's source are skipped. All texts are scored together by :func:`text_scores`.
+    """
+    with_text = [i for i, text in enumerate(texts) if text is not None]
+    scores = text_scores([texts[i] for i in with_text], load_blocklist(config.blocklist))
+    score_of = {i: position for position, i in enumerate(with_text)}
+    exempt_by_source = {
+        source: {name for name, exempt in config.exempt.items() if source in exempt}
+        for source in set(sources)
+    }
+    limits = {f.name: float(f.threshold(config)) for f in FILTERS}
+    out: list[list[Verdict]] = []
+    for i, (source, url) in enumerate(zip(sources, urls, strict=True)):
+        domain = domain_verdict(url, config)
+        verdicts = [domain] if domain is not None else []
+        if i in score_of:
+            row, exempt = score_of[i], exempt_by_source[source]
+            verdicts += [
+                f.verdict(float(scores[f.score][row]), limits[f.name])
+                for f in FILTERS
+                if f.name not in exempt
+            ]
+        out.append(verdicts)
+    return out
+
+
 def judge_text(
     text: str | None, config: FilterConfig, source: str = "", url: str | None = None
 ) -> list[Verdict]:
-    """Every heuristic filter's verdict on ``text`` (language identification is separate);
-    an empty list for rows without text. Filters exempt for ``source`` are skipped."""
-    verdicts = []
-    domain = domain_verdict(url, config)
-    if domain is not None:
-        verdicts.append(domain)
-    if text is None:
-        return verdicts
-    view = TextView.of(text)
-    exempt = {name for name, sources in config.exempt.items() if source in sources}
-    verdicts += [f.judge(view, config) for f in FILTERS if f.name not in exempt]
-    if BLOCKLIST not in exempt:
-        verdicts.append(blocklist_verdict(view, config))
-    return verdicts
+    """:func:`judge_texts` for one row."""
+    return judge_texts([text], [source], [url], config)[0]
 
 
 def strip_boilerplate_lines(text: str) -> tuple[str, int]:

@@ -9,11 +9,9 @@ from corpus_platform.kernels import langid
 from corpus_platform.kernels.filters import (
     FILTER_NAMES,
     Verdict,
-    duplicate_ngram_char_fraction,
     judge_text,
     quality_score,
     strip_boilerplate_lines,
-    top_ngram_char_fraction,
 )
 from corpus_platform.kernels.pii import luhn_valid, scrub
 
@@ -114,13 +112,6 @@ def test_scores_and_thresholds_are_reported() -> None:
     verdicts = {v.name: v for v in judge_text("Too short.", CONFIG)}
     assert set(verdicts) >= set(FILTER_NAMES) - {"domain", "language"}
     assert (verdicts["min_chars"].score, verdicts["min_chars"].threshold) == (10.0, 200.0)
-
-
-def test_ngram_scores() -> None:
-    assert top_ngram_char_fraction(["ab", "cd", "ab", "cd"], 2) == 1.0
-    assert top_ngram_char_fraction(["ab", "cd", "ef", "gh"], 2) == 0.0
-    assert duplicate_ngram_char_fraction(["a", "b", "c", "a", "b", "c"], 3) == 0.5
-    assert duplicate_ngram_char_fraction(["one"], 5) == 0.0
 
 
 def test_c4_boilerplate_lines_are_removed_not_the_row() -> None:
