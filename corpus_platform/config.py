@@ -159,6 +159,7 @@ class NormalizationConfig(_Model):
 
     unicode: Literal["NFC", "NFKC", "NFD", "NFKD", "none"] = "NFKC"
     casefold: bool = True
+    tokens: Literal["words", "whitespace"] = "words"
     whitespace: bool = True
     punctuation: bool = False
 

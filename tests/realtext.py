@@ -19,26 +19,42 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def real_texts(
-    limit: int = 400, kinds: tuple[str, ...] = ("copyright", "changelog", "man")
-) -> list[str]:
-    """Up to ``limit`` real documents in a stable (sorted path) order, round-robin over kinds.
+def _read(path: Path) -> str:
+    data = path.read_bytes()
+    return _decode(gzip.decompress(data) if path.suffix == ".gz" else data)
+
+
+def real_text_records(limit: int = 900) -> list[dict[str, str]]:
+    """Raw rows (id, body, src, package) of up to ``limit`` real documents in a stable order,
+    round-robin over copyright files, Debian changelogs and section-1 manual pages, with the
+    package (or page) as entity.
 
     Skips the calling test when the machine has none (a minimal image without /usr/share/doc).
     """
-    sources: dict[str, list[Path]] = {
+    kinds = {
         "copyright": sorted(DOC_ROOT.glob("*/copyright")),
         "changelog": sorted(DOC_ROOT.glob("*/changelog.Debian.gz")),
         "man": sorted(MAN_ROOT.glob("*.1.gz")),
     }
-    paths = [sources[kind] for kind in kinds]
-    texts: list[str] = []
-    for index in range(max((len(p) for p in paths), default=0)):
-        for group in paths:
-            if index < len(group) and len(texts) < limit:
-                path = group[index]
-                data = path.read_bytes()
-                texts.append(_decode(gzip.decompress(data) if path.suffix == ".gz" else data))
-    if not texts:
+    rows: list[dict[str, str]] = []
+    for index in range(max(len(p) for p in kinds.values())):
+        for kind, paths in kinds.items():
+            if index < len(paths) and len(rows) < limit:
+                path = paths[index]
+                package = path.parent.name if kind != "man" else path.name.split(".")[0]
+                rows.append(
+                    {
+                        "id": f"{kind}:{package}",
+                        "body": _read(path),
+                        "src": kind,
+                        "package": package,
+                    }
+                )
+    if not rows:
         pytest.skip("no real text under /usr/share on this machine")
-    return texts
+    return rows
+
+
+def real_texts(limit: int = 400) -> list[str]:
+    """The texts of :func:`real_text_records`."""
+    return [row["body"] for row in real_text_records(limit)]

@@ -22,10 +22,10 @@ the corpus beyond the grouping of band keys:
    member, representative, kept, quality, estimated similarity to the representative), then per
    shard the kept rows (every row in annotate mode) stamped with their cluster id.
 
-The LSH is tuned a little below the split's similarity threshold (itself below the dedup
-threshold), so the same pass yields, with high recall, the "similar pairs" the split stage uses
-to keep near-neighbours on one side. Every output is sorted by doc id: identical for any number
-of workers and any number of logical shards.
+The LSH layout makes a pair at the split's similarity threshold (itself below the dedup
+threshold) a candidate with probability ``LSH_RECALL`` (99.99%), so the same pass yields the
+"similar pairs" the split stage uses to keep near-neighbours on one side. Every output is
+sorted by doc id: identical for any number of workers and any number of logical shards.
 """
 
 from __future__ import annotations
@@ -64,10 +64,33 @@ from corpus_platform.store.datasets import (
     write_parquet,
 )
 
-LSH_MARGIN = 0.1  # with verification, the LSH targets pair_threshold - 0.1 to raise recall
+LSH_RECALL = 0.9999  # with verification: chance a pair at the pair threshold is a candidate
 MAX_BUCKET_PAIRS = 64  # buckets larger than this are linked as a star around their first member
 BAND_GROUPS = 8  # band keys are grouped an eighth of the bands at a time
 BATCH_ROWS = 2048  # rows sketched (and streamed back) at a time
+
+
+def candidate_probability(similarity: float, bands: int, rows: int) -> float:
+    """The chance that two rows of Jaccard ``similarity`` share at least one band key."""
+    return 1.0 - (1.0 - similarity**rows) ** bands
+
+
+@cache
+def recall_bands(threshold: float, num_perm: int, recall: float = LSH_RECALL) -> tuple[int, int]:
+    """(bands, rows per band) with the most rows per band (the fewest dissimilar candidates)
+    whose chance of making a pair at ``threshold`` a candidate is at least ``recall``.
+
+    Raises:
+        ValueError: when even one row per band misses the recall (too few permutations).
+    """
+    for rows in range(num_perm, 0, -1):
+        bands = num_perm // rows
+        if candidate_probability(threshold, bands, rows) >= recall:
+            return bands, rows
+    raise ValueError(
+        f"dedup.num_perm {num_perm} cannot find pairs at Jaccard {threshold} with recall "
+        f"{recall}; raise dedup.num_perm"
+    )
 
 
 @cache
@@ -115,17 +138,14 @@ class DedupParams:
         )
 
     @property
-    def lsh_threshold(self) -> float:
-        """The Jaccard the LSH bands target. With verification, below ``pair_threshold`` so that
-        pairs at the threshold are almost always candidates (verification removes the extras)."""
-        if not self.verify:
-            return self.pair_threshold
-        return max(0.1, self.pair_threshold - LSH_MARGIN)
-
-    @property
     def bands(self) -> tuple[int, int]:
-        """(bands, rows per band) that datasketch finds optimal for ``lsh_threshold``."""
-        return optimal_bands(self.lsh_threshold, self.num_perm)
+        """(bands, rows per band). With verification, the layout that makes a pair at
+        ``pair_threshold`` a candidate with probability ``LSH_RECALL`` (verification removes the
+        extra candidates); without, datasketch's optimum for ``pair_threshold``, since the
+        MinHash estimate then decides alone."""
+        if self.verify:
+            return recall_bands(self.pair_threshold, self.num_perm)
+        return optimal_bands(self.pair_threshold, self.num_perm)
 
     def band_groups(self) -> list[range]:
         """The bands split into ``BAND_GROUPS`` contiguous groups, grouped one at a time."""
@@ -654,7 +674,7 @@ def held_out_neighbours(
         (held-out rows queried, rows with a train neighbour at or above the split threshold,
         up to ten examples ``held_out_id~train_id``).
     """
-    index = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.num_perm)
+    index = MinHashLSH(num_perm=params.num_perm, params=params.bands)
     train: dict[str, MinHash] = {}
     train_texts: dict[str, str] = {}
     for _, table in iter_shards(split_root / "train", num_shards, ["doc_id", "text"]):

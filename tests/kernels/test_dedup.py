@@ -163,12 +163,19 @@ def test_pairs_are_scored_by_exact_jaccard(tmp_path: Path) -> None:
     for pair in result.scored:
         exact = jaccard(shingle_set(texts[pair.doc_a], 5), shingle_set(texts[pair.doc_b], 5))
         assert pair.similarity == exact
-    assert PARAMS.lsh_threshold == pytest.approx(0.5)
+    assert dedup.candidate_probability(PARAMS.pair_threshold, *PARAMS.bands) >= dedup.LSH_RECALL
+
+
+def test_lsh_layout_reaches_the_recall_target_with_the_fewest_bands() -> None:
+    assert dedup.recall_bands(0.6, 128) == (42, 3)
+    assert dedup.candidate_probability(0.6, 32, 4) < dedup.LSH_RECALL  # one more row misses
+    with pytest.raises(ValueError, match="raise dedup"):
+        dedup.recall_bands(0.05, 16)
 
 
 def test_without_verification_pairs_carry_the_minhash_estimate(tmp_path: Path) -> None:
     estimated = replace(PARAMS, verify=False)
-    assert estimated.lsh_threshold == PARAMS.pair_threshold
+    assert estimated.bands == dedup.optimal_bands(PARAMS.pair_threshold, PARAMS.num_perm)
     result = run(tmp_path, estimated)
     texts = planted()
     for pair in result.scored:
@@ -204,10 +211,12 @@ def test_normalization_decides_exact_duplicates(tmp_path: Path) -> None:
         }
     )
     write_parquet(table, part_path(tmp_path / "up", 0))
+    whitespace = TextNormalization(tokens="whitespace")
     cases = {
-        "default": (PARAMS, [["a", "c"]]),
+        "default": (PARAMS, [["a", "b", "c"]]),
+        "whitespace": (replace(PARAMS, normalization=whitespace), [["a", "c"]]),
         "punctuation": (
-            replace(PARAMS, normalization=TextNormalization(punctuation=True)),
+            replace(PARAMS, normalization=replace(whitespace, punctuation=True)),
             [["a", "b", "c"]],
         ),
         "case": (replace(PARAMS, normalization=TextNormalization(casefold=False)), []),
@@ -264,6 +273,6 @@ def test_held_out_neighbours_verify_with_the_configured_normalization(tmp_path: 
     train_text = " ".join(f"{w}," for w in words)  # the same words, each followed by a comma
     for name, doc_id, body in (("train", "t1", train_text), ("test", "h1", " ".join(words))):
         write_sharded(pa.table({"doc_id": [doc_id], "text": [body]}), tmp_path / name, 1)
-    strip = replace(PARAMS, normalization=TextNormalization(punctuation=True))
-    assert dedup.held_out_neighbours(tmp_path, 1, strip, ("test",)) == (1, 1, ["h1~t1"])
-    assert dedup.held_out_neighbours(tmp_path, 1, PARAMS, ("test",)) == (1, 0, [])
+    assert dedup.held_out_neighbours(tmp_path, 1, PARAMS, ("test",)) == (1, 1, ["h1~t1"])
+    whitespace = replace(PARAMS, normalization=TextNormalization(tokens="whitespace"))
+    assert dedup.held_out_neighbours(tmp_path, 1, whitespace, ("test",)) == (1, 0, [])
