@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasketch import MinHash, MinHashLSH
+from datasketch import MinHashLSH
 
 from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels import minhash
@@ -253,9 +253,16 @@ def _sketch_batches(
         )
 
 
-def signature_shard(shard: int, upstream: Path, scratch: Path, params: DedupParams) -> int:
-    """Write one shard's exact keys, sketches and band keys to ``scratch``; return rows signed."""
+def signature_shard(
+    shard: int, upstream: Path, scratch: Path, params: DedupParams, as_shard: int | None = None
+) -> int:
+    """Write one shard's exact keys, sketches and band keys to ``scratch``; return rows signed.
+
+    ``as_shard``: the number the shard's scratch files (and band rows) carry, when several
+    folders are sketched into one scratch (the held-out neighbour search); ``shard`` by default.
+    """
     table = read_shard(upstream, shard)
+    shard = shard if as_shard is None else as_shard
     normalized = normalized_texts(table, params)
     keyed = pa.table(
         {
@@ -660,65 +667,3 @@ def cluster_sizes(cluster_of: dict[str, str]) -> dict[int, int]:
     for size in sizes.values():
         histogram[size] += 1
     return dict(sorted(histogram.items()))
-
-
-def held_out_neighbours(
-    split_root: Path, num_shards: int, params: DedupParams, held_out: tuple[str, ...]
-) -> tuple[int, int, list[str]]:
-    """Query every held-out row against a datasketch MinHashLSH index of the train split.
-
-    An independent check of the clustering and the split: datasketch's own LSH index finds
-    candidates (instead of the band grouping above), and each is confirmed by exact Jaccard.
-
-    Returns:
-        (held-out rows queried, rows with a train neighbour at or above the split threshold,
-        up to ten examples ``held_out_id~train_id``).
-    """
-    index = MinHashLSH(num_perm=params.num_perm, params=params.bands)
-    train: dict[str, MinHash] = {}
-    train_texts: dict[str, str] = {}
-    for _, table in iter_shards(split_root / "train", num_shards, ["doc_id", "text"]):
-        table = table.filter(pc.is_valid(table.column("text")))
-        train_texts.update(
-            zip(table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True)
-        )
-        for doc_id, sig in zip(
-            table.column("doc_id").to_pylist(),
-            signatures(table.column("text").to_pylist(), params),
-            strict=True,
-        ):
-            train[doc_id] = MinHash(num_perm=params.num_perm, hashvalues=sig, scheme="affine32")
-            index.insert(doc_id, train[doc_id])
-    queried, hits, examples = 0, 0, []
-    train_sets: dict[str, frozenset[int]] = {}
-    for name in held_out:
-        for _, table in iter_shards(split_root / name, num_shards, ["doc_id", "text"]):
-            table = table.filter(pc.is_valid(table.column("text")))
-            texts = table.column("text").to_pylist()
-            ids = table.column("doc_id").to_pylist()
-            for doc_id, text, sig in zip(ids, texts, signatures(texts, params), strict=True):
-                queried += 1
-                query = MinHash(num_perm=params.num_perm, hashvalues=sig, scheme="affine32")
-                candidates = sorted(index.query(query))
-                if not candidates:
-                    continue
-                mine = shingle_set(text, params.shingle_size, params.normalization)
-                close = [
-                    c
-                    for c in candidates
-                    if jaccard(mine, _train_set(c, train_sets, train_texts, params))
-                    >= params.pair_threshold
-                ]
-                if close:
-                    hits += 1
-                    if len(examples) < 10:
-                        examples.append(f"{doc_id}~{close[0]}")
-    return queried, hits, examples
-
-
-def _train_set(
-    doc_id: str, cache: dict[str, frozenset[int]], texts: dict[str, str], params: DedupParams
-) -> frozenset[int]:
-    if doc_id not in cache:
-        cache[doc_id] = shingle_set(texts[doc_id], params.shingle_size, params.normalization)
-    return cache[doc_id]

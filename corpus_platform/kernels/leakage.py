@@ -1,4 +1,5 @@
-"""Leakage measurements behind the blocking checks: what crosses a split boundary."""
+"""Leakage measurements behind the blocking checks: what crosses a split boundary, and which
+held-out rows have a near neighbour in train."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_platform.config import SPLITS
-from corpus_platform.store.datasets import iter_shards
+from corpus_platform.kernels.dedup import DedupParams, signature_shard, sorted_jaccard
+from corpus_platform.store.datasets import iter_batches, iter_shards, part_path
 
 MAX_EXAMPLES = 10
 
@@ -137,3 +140,117 @@ def split_moves(
                     if len(examples) < MAX_EXAMPLES:
                         examples.append(f"{doc_id}: {old} -> train")
     return MovesReport(compared, moved, into_train, tuple(examples))
+
+
+@dataclass(frozen=True)
+class NeighbourReport:
+    """Held-out rows that have a train row at or above the split's similarity threshold."""
+
+    queried: int
+    candidates: int
+    hits: int
+    examples: tuple[str, ...]
+
+
+def _band_files(scratch: Path, group: int, shards: int) -> pa.Table:
+    folder = scratch / "bands" / f"group-{group}"
+    return pa.concat_tables([t for _, t in iter_shards(folder, shards)])
+
+
+def cross_candidates(scratch: Path, shards: int, train_shards: int, groups: int) -> np.ndarray:
+    """Every (held-out row, train row) pair that shares a band key, each once, sorted.
+
+    Band rows are ``shard << 32 | position``; shards below ``train_shards`` hold train rows.
+    One band group is in memory at a time. Unlike clustering, a large bucket is not reduced to
+    a star: every held-out row of a bucket meets every train row of it.
+    """
+    found: list[np.ndarray] = [np.empty((0, 2), dtype=np.uint64)]
+    for group in range(groups):
+        table = _band_files(scratch, group, shards)
+        band, key, row = (table.column(c).to_numpy() for c in ("band", "key", "row"))
+        order = np.lexsort((row, key, band))
+        band, key, row = band[order], key[order], row[order]
+        start = np.ones(len(row), dtype=bool)
+        start[1:] = (band[1:] != band[:-1]) | (key[1:] != key[:-1])
+        bucket = np.cumsum(start) - 1
+        train = (row >> np.uint64(32)) < np.uint64(train_shards)
+        trains = np.bincount(bucket, weights=train, minlength=bucket[-1] + 1 if len(row) else 0)
+        sizes = np.bincount(bucket) if len(row) else np.zeros(0, dtype=np.int64)
+        mixed = np.flatnonzero((trains > 0) & (trains < sizes))
+        bounds = np.append(np.flatnonzero(start), len(row))
+        for b in mixed.tolist():
+            rows, is_train = row[bounds[b] : bounds[b + 1]], train[bounds[b] : bounds[b + 1]]
+            held, kept = rows[~is_train], rows[is_train]
+            found.append(np.stack(np.meshgrid(held, kept, indexing="ij"), -1).reshape(-1, 2))
+    return np.unique(np.concatenate(found), axis=0)
+
+
+def _sketch_rows(
+    scratch: Path, shard: int, positions: np.ndarray
+) -> dict[int, tuple[str, np.ndarray]]:
+    """position -> (doc_id, sorted shingle hashes) of the wanted rows of one sketched shard."""
+    wanted = set(positions.tolist())
+    out: dict[int, tuple[str, np.ndarray]] = {}
+    offset = 0
+    for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "shingles"]):
+        hit = [p - offset for p in range(offset, offset + batch.num_rows) if p in wanted]
+        if hit:
+            ids = batch.column("doc_id").to_pylist()
+            shingles = batch.column("shingles").combine_chunks()
+            flat, ends = shingles.values.to_numpy(), shingles.offsets.to_numpy()
+            for i in hit:
+                out[offset + i] = (ids[i], flat[ends[i] : ends[i + 1]])
+        offset += batch.num_rows
+    return out
+
+
+def verify_cross_pairs(scratch: Path, pairs: np.ndarray, threshold: float) -> dict[str, str]:
+    """Held-out doc_id -> its smallest train neighbour id, for the pairs whose exact shingle
+    Jaccard reaches ``threshold``; two sketched shards in memory at a time."""
+    shard_of_row = pairs >> np.uint64(32)
+    position = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    neighbour: dict[str, str] = {}
+    for held_shard in np.unique(shard_of_row[:, 0]).tolist():
+        mine = shard_of_row[:, 0] == held_shard
+        held = _sketch_rows(scratch, held_shard, np.unique(position[mine, 0]))
+        for train_shard in np.unique(shard_of_row[mine, 1]).tolist():
+            block = mine & (shard_of_row[:, 1] == train_shard)
+            train = _sketch_rows(scratch, train_shard, np.unique(position[block, 1]))
+            for a, b in position[block].tolist():
+                (held_id, x), (train_id, y) = held[a], train[b]
+                if sorted_jaccard(x, y) >= threshold and train_id < neighbour.get(
+                    held_id, "\uffff"
+                ):
+                    neighbour[held_id] = train_id
+    return neighbour
+
+
+def held_out_neighbours(
+    split_root: Path,
+    num_shards: int,
+    params: DedupParams,
+    held_out: tuple[str, ...],
+    scratch: Path,
+) -> NeighbourReport:
+    """Find held-out rows with a train row at or above ``params.pair_threshold``.
+
+    The split's own rows are sketched afresh (shingles, MinHash, band keys, as dedup does), each
+    split shard as its own scratch shard (train first); rows of train and of a held-out split
+    that share a band key are candidates, and each is confirmed by the exact Jaccard of its
+    shingle sets. Everything streams by shard: memory holds one band group's keys and two
+    shards' candidate sketches, never the train split.
+    """
+    folders = ("train", *held_out)
+    queried = 0
+    for index, name in enumerate(folders):
+        for shard in range(num_shards):
+            signed = signature_shard(
+                shard, split_root / name, scratch, params, as_shard=index * num_shards + shard
+            )
+            queried += signed if index else 0
+    pairs = cross_candidates(
+        scratch, len(folders) * num_shards, num_shards, len(params.band_groups())
+    )
+    neighbour = verify_cross_pairs(scratch, pairs, params.pair_threshold)
+    examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
+    return NeighbourReport(queried, len(pairs), len(neighbour), examples)

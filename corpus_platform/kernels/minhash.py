@@ -68,23 +68,30 @@ def fmix32(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint32(16))
 
 
-def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, list[int]]:
+def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Every word's 64-bit hash, all (normalized) texts concatenated, and each text's word count.
 
-    Words are dictionary-encoded first, so each distinct word of the batch is hashed once.
+    Texts are split by Arrow (where ``str.split()`` splits) and the words dictionary-encoded, so
+    each distinct word of the batch is hashed once.
     """
-    words: list[str] = []
-    counts = []
-    for text in normalized:
-        split = text.split()
-        counts.append(len(split))
-        words.extend(split)
-    encoded = pc.dictionary_encode(pa.array(words, pa.string()))
-    distinct = encoded.dictionary.to_pylist()
-    hashes = np.fromiter(
-        (xxhash.xxh3_64_intdigest(w.encode("utf-8")) for w in distinct), np.uint64, len(distinct)
-    )
+    split = pc.utf8_split_whitespace(pa.array(normalized, pa.large_string()))
+    words = pc.list_flatten(split)
+    nonempty = pc.greater(pc.binary_length(words), 0)  # Arrow keeps edge whitespace as ""
+    parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
+    counts = np.bincount(parents, minlength=len(normalized)).astype(np.int64)
+    encoded = pc.filter(words, nonempty).dictionary_encode()
+    distinct = encoded.dictionary.cast(pa.large_binary()).to_pylist()
+    hashes = np.fromiter(map(xxhash.xxh3_64_intdigest, distinct), np.uint64, len(distinct))
     return hashes[encoded.indices.to_numpy(zero_copy_only=False)], counts
+
+
+def _polynomial(words: np.ndarray, width: int) -> np.ndarray:
+    """The polynomial hash of every run of ``width`` consecutive words (before the avalanche)."""
+    grams = words[: len(words) - width + 1].copy()
+    with np.errstate(over="ignore"):
+        for k in range(1, width):
+            grams = grams * NGRAM_BASE + words[k : len(words) - width + 1 + k]
+    return grams
 
 
 def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) -> ShingleSets:
@@ -92,30 +99,43 @@ def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) 
     return normalized_shingle_sets([normalization.apply(t) for t in texts], size)
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``values`` sorted, each once (faster than ``np.unique`` on short arrays)."""
+    ordered = np.sort(values)
+    keep = np.ones(len(ordered), dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    return ordered[keep]
+
+
 def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
-    """:func:`shingle_sets` of texts already normalized (as dedup does once per row)."""
+    """:func:`shingle_sets` of texts already normalized (as dedup does once per row).
+
+    Windows of ``size`` words are hashed over the whole batch at once (a window crossing two
+    texts is discarded); a text of fewer words is one shingle of all its words (an empty text
+    one shingle of none). Each text's shingles are then sorted and made distinct.
+    """
     words, counts = _word_hashes(normalized)
-    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    count = np.array(counts, dtype=np.int64)
-    windows = np.maximum(count - size + 1, 1)  # a short text is one shingle of all its words
-    owner = np.repeat(np.arange(len(normalized)), windows)
-    first = starts[owner] + (
-        np.arange(len(owner)) - np.repeat(np.cumsum(windows) - windows, windows)
-    )
-    width = np.minimum(count, size)[owner]
-    grams = np.zeros(len(owner), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for k in range(size):
-            inside = k < width
-            grams[inside] = grams[inside] * NGRAM_BASE + words[first[inside] + k]
-        grams = avalanche64(grams + width.astype(np.uint64))
-    order = np.lexsort((grams, owner))
-    grams, owner = grams[order], owner[order]
-    fresh = np.ones(len(grams), dtype=bool)
-    fresh[1:] = (grams[1:] != grams[:-1]) | (owner[1:] != owner[:-1])
-    grams, owner = grams[fresh], owner[fresh]
-    offsets = np.searchsorted(owner, np.arange(len(normalized) + 1), side="left").astype(np.int64)
-    return ShingleSets(grams, offsets)
+    ends = np.cumsum(counts)
+    rows: list[np.ndarray] = []
+    full = np.empty(0, dtype=np.uint64)
+    if len(words) >= size:
+        owner = np.repeat(np.arange(len(counts)), counts)[: len(words) - size + 1]
+        inside = np.arange(len(owner)) + size <= ends[owner]
+        with np.errstate(over="ignore"):
+            full = avalanche64(_polynomial(words, size) + np.uint64(size))
+        full = np.where(inside, full, np.uint64(0))
+    for count, end in zip(counts.tolist(), ends.tolist(), strict=True):
+        start = end - count
+        if count >= size:
+            rows.append(_distinct(full[start : end - size + 1]))
+        else:
+            with np.errstate(over="ignore"):
+                short = _polynomial(words[start:end], count) if count else np.zeros(1, np.uint64)
+                rows.append(avalanche64(short[:1] + np.uint64(count)))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(r) for r in rows])
+    values = np.concatenate(rows) if rows else np.empty(0, dtype=np.uint64)
+    return ShingleSets(values.astype(np.uint64, copy=False), offsets)
 
 
 @cache

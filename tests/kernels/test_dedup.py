@@ -265,14 +265,3 @@ def test_sketching_in_small_batches_changes_nothing(
     batched = run(tmp_path / "batched", shards=2)
     assert batched.scored == whole.scored and batched.cluster_of == whole.cluster_of
     assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
-
-
-def test_held_out_neighbours_verify_with_the_configured_normalization(tmp_path: Path) -> None:
-    rng = random.Random(3)
-    words = text(rng).split()
-    train_text = " ".join(f"{w}," for w in words)  # the same words, each followed by a comma
-    for name, doc_id, body in (("train", "t1", train_text), ("test", "h1", " ".join(words))):
-        write_sharded(pa.table({"doc_id": [doc_id], "text": [body]}), tmp_path / name, 1)
-    assert dedup.held_out_neighbours(tmp_path, 1, PARAMS, ("test",)) == (1, 1, ["h1~t1"])
-    whitespace = replace(PARAMS, normalization=TextNormalization(tokens="whitespace"))
-    assert dedup.held_out_neighbours(tmp_path, 1, whitespace, ("test",)) == (1, 0, [])

@@ -17,29 +17,11 @@ from corpus_platform.defs.names import (
 )
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.statistics.assets import STATISTICS_FILE, TRAIN
-from corpus_platform.kernels.stats import (
-    column_values,
-    document_frequencies,
-    shard_partial,
-    split_fingerprint,
-)
-from corpus_platform.store.datasets import iter_shards, read_json, read_shard
+from corpus_platform.kernels.stats import column_values, shard_partial, split_fingerprint
+from corpus_platform.kernels.stats_audit import TrainAudit, recompute_train_statistics
+from corpus_platform.store.datasets import read_json, read_shard
 
 CLOSE = {"rel_tol": 1e-9, "abs_tol": 1e-9}
-
-
-def _direct(values: np.ndarray, edges: list[float]) -> dict[str, object]:
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return {"count": 0}
-    return {
-        "count": int(values.size),
-        "mean": float(values.mean()),
-        "std": float(values.std()),
-        "minimum": float(values.min()),
-        "maximum": float(values.max()),
-        "histogram": np.histogram(values, bins=edges)[0].tolist(),
-    }
 
 
 def _differences(name: str, fitted: dict, direct: dict[str, object]) -> list[str]:
@@ -56,49 +38,46 @@ def _differences(name: str, fitted: dict, direct: dict[str, object]) -> list[str
     return out
 
 
+def _frequency_mismatches(fitted: dict, audit: TrainAudit) -> list[str]:
+    top = fitted["text"]["document_frequency_top_k"]
+    recount = audit.document_frequencies
+    wrong = [token for token, count in top if recount[token] != count]
+    expected = sorted(recount.items(), key=lambda kv: (-kv[1], kv[0]))[: len(top)]
+    out = []
+    if wrong or [list(kv) for kv in expected] != top:
+        out.append(f"document frequencies differ for {wrong[:5] or 'the top-K ranking'}")
+    if fitted["text"]["documents"] != audit.documents:
+        out.append(f"text documents: fitted {fitted['text']['documents']} != {audit.documents}")
+    return out
+
+
 @corpus_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN)
 def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
-    """The fit's fingerprint equals the current train split's, and numpy over all train rows
-    at once (an independent, non-streaming recomputation) gives the same statistics."""
+    """The fit's fingerprint equals the current train split's, and an independent streaming
+    recomputation (exact sums, two passes) gives the same statistics."""
     config = corpus.load()
     train = corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN
     fitted = read_json(corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE)
     current = split_fingerprint([shard_partial(s, train, ()) for s in range(config.num_shards)])
-    with_text = "text" in fitted
-    columns = [*config.feature_columns, *(["text"] if with_text else [])]
-    tables = [t for _, t in iter_shards(train, config.num_shards, columns)]
-    mismatches = []
-    for name in config.feature_columns:
-        values = (
-            np.concatenate([column_values(t, name) for t in tables]) if tables else np.array([])
-        )
-        mismatches += _differences(
-            name,
-            fitted["features"][name],
-            _direct(values, fitted["features"][name]["histogram"]["edges"]),
-        )
-    if with_text:
-        texts = [t for table in tables for t in table.column("text").to_pylist() if t is not None]
-        top = fitted["text"]["document_frequency_top_k"]
-        recount = document_frequencies(texts)
-        wrong = [token for token, count in top if recount[token] != count]
-        expected = sorted(recount.items(), key=lambda kv: (-kv[1], kv[0]))[: len(top)]
-        if wrong or [list(kv) for kv in expected] != top:
-            mismatches.append(f"document frequencies differ for {wrong[:5] or 'the top-K ranking'}")
-        if fitted["text"]["documents"] != len(texts):
-            mismatches.append(
-                f"text documents: fitted {fitted['text']['documents']} != {len(texts)}"
-            )
+    features = fitted["features"]
+    edges = {name: features[name]["histogram"]["edges"] for name in config.feature_columns}
+    audit = recompute_train_statistics(train, config.num_shards, edges, "text" in fitted)
+    mismatches = [
+        difference
+        for name in config.feature_columns
+        for difference in _differences(name, features[name], audit.features[name])
+    ]
+    if "text" in fitted:
+        mismatches += _frequency_mismatches(fitted, audit)
     same_rows = (
         fitted["fitted_on"]["fingerprint"] == current and fitted["fitted_on"]["split"] == TRAIN
     )
-    rows = sum(len(t) for t in tables)
     return dg.AssetCheckResult(
         passed=same_rows and not mismatches,
         metadata={
             "verdict": f"fitted on {fitted['fitted_on']['rows']} rows of "
             f"{fitted['fitted_on']['split']}; train "
-            f"split now has {rows} rows; fingerprints {'match' if same_rows else 'differ'}; "
+            f"split now has {audit.rows} rows; fingerprints {'match' if same_rows else 'differ'}; "
             f"recomputation mismatches: {len(mismatches)}",
             "fitted_fingerprint": fitted["fitted_on"]["fingerprint"],
             "train_fingerprint": current,
