@@ -1,5 +1,6 @@
 """Pin a published stage folder with DVC and describe it in the materialization metadata."""
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,9 @@ def publish(
         **upstream_snapshots(project, upstream),
         **{name: pin(root, path) for name, path in sorted((inputs or {}).items())},
     }
-    snapshot = pin(root, project.stage_dir(asset))
+    started = time.perf_counter()
+    snapshot = pin(root, project.stage_dir(asset), link=True)
+    pin_seconds = round(time.perf_counter() - started, 3)
     code = code_version()
     provenance = {
         "snapshot_id": snapshot,
@@ -92,5 +95,6 @@ def publish(
         "annotations": dg.MetadataValue.json(config.recorded()["annotations"]),
         "lineage": dg.MetadataValue.md(lineage_report(root, snapshot)),
         "replay_command": f"corpus replay {snapshot}",
+        "pin_seconds": pin_seconds,
     }
     return dg.MaterializeResult(metadata=metadata, check_results=checks)

@@ -19,15 +19,20 @@ import yaml
 
 from corpus_platform.redact import CorpusError
 
+# The workspace file and its cache object share storage where the filesystem allows (a reflink
+# copy-on-write clone, else a hard link), so pinning a stage does not write its bytes twice;
+# DVC makes linked files read-only. A filesystem with neither falls back to a copy.
+LINK_TYPES = "reflink,hardlink,copy"
+
 
 class SnapshotError(CorpusError):
     """DVC could not pin, push or read a snapshot; the message carries DVC's own words."""
 
 
-def _dvc(root: Path, *args: str) -> str:
+def _run(root: Path, python_args: list[str], what: str) -> str:
     env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "dvc", *args],
+        [sys.executable, *python_args],
         cwd=root,
         env=env,
         capture_output=True,
@@ -36,10 +41,14 @@ def _dvc(root: Path, *args: str) -> str:
     )
     if done.returncode != 0:
         raise SnapshotError(
-            f"`dvc {' '.join(args)}` failed in {root} (exit {done.returncode}):\n"
+            f"`dvc {what}` failed in {root} (exit {done.returncode}):\n"
             f"{done.stderr.strip() or done.stdout.strip()}"
         )
     return done.stdout
+
+
+def _dvc(root: Path, *args: str) -> str:
+    return _run(root, ["-m", "dvc", *args], " ".join(args))
 
 
 def ensure_dvc_project(root: Path, remote: Path) -> None:
@@ -48,6 +57,7 @@ def ensure_dvc_project(root: Path, remote: Path) -> None:
         return
     _dvc(root, "init", "--no-scm", "--force", "-q")
     _dvc(root, "config", "core.analytics", "false")
+    _dvc(root, "config", "cache.type", LINK_TYPES)
     inside = remote.resolve().is_relative_to(root.resolve())
     location = os.path.relpath(remote.resolve(), root.resolve()) if inside else str(remote)
     _dvc(root, "remote", "add", "--default", "local", location)
@@ -72,13 +82,36 @@ def current_snapshot(root: Path, folder: Path) -> str | None:
     return str(data["outs"][0]["md5"])
 
 
-def pin(root: Path, folder: Path, push: bool = True) -> str:
+def _dvc_commands(root: Path, commands: list[list[str]]) -> None:
+    """Run several DVC commands in one Python process (DVC's start-up costs about a second),
+    stopping at the first that fails."""
+    script = (
+        "import sys, json\n"
+        "from dvc.cli import main\n"
+        "for args in json.loads(sys.argv[1]):\n"
+        "    code = main(args)\n"
+        "    if code:\n"
+        "        print('dvc ' + ' '.join(args), file=sys.stderr)\n"
+        "        sys.exit(code)\n"
+    )
+    _run(root, ["-c", script, json.dumps(commands)], " then ".join(c[0] for c in commands))
+
+
+def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
     """Track ``folder`` (or a file) with DVC, push its objects to the default remote, return its
-    snapshot id."""
+    snapshot id.
+
+    ``link``: afterwards replace the workspace files by links to their cache objects
+    (``cache.type``), so a stage's bytes are stored once on this disk. Only for stage folders
+    the platform wrote: linked files become read-only, and raw inputs are never touched.
+    """
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
-    _dvc(root, "add", "-q", relative)
+    commands = [["add", "-q", relative]]
     if push:
-        _dvc(root, "push", "-q", f"{relative}.dvc")
+        commands.append(["push", "-q", f"{relative}.dvc"])
+    if link:
+        commands.append(["checkout", "--relink", "-q", f"{relative}.dvc"])
+    _dvc_commands(root, commands)
     snapshot = current_snapshot(root, folder)
     if snapshot is None:
         raise SnapshotError(
