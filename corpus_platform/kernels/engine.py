@@ -7,9 +7,11 @@ process pool; a Dask engine implements the same ``map_shards``.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -26,9 +28,25 @@ class Engine(Protocol):
         ...
 
 
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """One spawn pool per worker count for the life of the process: stages of a build reuse
+    its workers instead of starting (and importing into) new ones for every map."""
+    pool = _POOLS.get(workers)
+    if pool is None:
+        context = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        _POOLS[workers] = pool
+        atexit.register(pool.shutdown, cancel_futures=True)
+    return pool
+
+
 @dataclass(frozen=True)
 class LocalEngine:
-    """Processes shards on this machine: in this process for one worker, else a spawn pool.
+    """Processes shards on this machine: in this process for one worker, else a spawn pool kept
+    for the life of the process.
 
     Args:
         workers: Number of worker processes; 1 runs serially in the calling process.
@@ -44,6 +62,8 @@ class LocalEngine:
         """Apply ``task`` to every shard; results in the order of ``shards``."""
         if self.workers == 1 or len(shards) <= 1:
             return [task(shard) for shard in shards]
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
-            return list(pool.map(task, shards))
+        try:
+            return list(_pool(self.workers).map(task, shards))
+        except BrokenProcessPool:
+            _POOLS.pop(self.workers, None)  # a worker died (killed, out of memory): start afresh
+            raise

@@ -57,6 +57,11 @@ class FilterSummary:
     replacements: Counter[str] = field(default_factory=Counter)
     samples: dict[tuple[str, bool], list[Sample]] = field(default_factory=dict)
 
+    def wants(self, verdict: Verdict, key: float, doc_id: str) -> bool:
+        """Whether a row with this sort key would enter the samples of ``verdict``'s bucket."""
+        bucket = self.samples.get((verdict.name, verdict.passed))
+        return bucket is None or len(bucket) < SAMPLES_PER_FILTER or (-key, doc_id) > bucket[0][:2]
+
     def offer(self, verdict: Verdict, sample: Sample) -> None:
         """Keep the ``SAMPLES_PER_FILTER`` rows with the smallest keys per (filter, passed)."""
         bucket = self.samples.setdefault((verdict.name, verdict.passed), [])
@@ -166,9 +171,11 @@ def _write(
         if failed:
             summary.removed_by[failed[0].name] += 1
         key = unit_interval(doc_id, seed, "review")
-        snippet = redact_text((text or "")[:SNIPPET_CHARS])
+        snippet = None
         for v in row:
-            summary.offer(v, Sample(key, doc_id, v.score, snippet))
+            if summary.wants(v, key, doc_id):
+                snippet = snippet or redact_text((text or "")[:SNIPPET_CHARS])
+                summary.offer(v, Sample(key, doc_id, v.score, snippet))
     keep = pa.array([f is None for f in first], pa.bool_())
     summary.kept = sum(f is None for f in first)
     index = table.schema.get_field_index("text")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 
 from corpus_platform.config import SPLITS
 from corpus_platform.kernels.dedup import DedupParams, signature_shard, sorted_jaccard
+from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.store.datasets import iter_batches, iter_shards, part_path
 
 MAX_EXAMPLES = 10
@@ -225,32 +227,49 @@ def verify_cross_pairs(scratch: Path, pairs: np.ndarray, threshold: float) -> di
     return neighbour
 
 
+def sketch_split_shard(
+    virtual: int,
+    split_root: Path,
+    folders: tuple[str, ...],
+    num_shards: int,
+    scratch: Path,
+    params: DedupParams,
+) -> int:
+    """Sketch shard ``virtual % num_shards`` of split ``folders[virtual // num_shards]`` as
+    scratch shard ``virtual``; return the rows sketched."""
+    folder = split_root / folders[virtual // num_shards]
+    return signature_shard(virtual % num_shards, folder, scratch, params, as_shard=virtual)
+
+
 def held_out_neighbours(
     split_root: Path,
     num_shards: int,
     params: DedupParams,
     held_out: tuple[str, ...],
     scratch: Path,
+    engine: Engine | None = None,
 ) -> NeighbourReport:
     """Find held-out rows with a train row at or above ``params.pair_threshold``.
 
     The split's own rows are sketched afresh (shingles, MinHash, band keys, as dedup does), each
-    split shard as its own scratch shard (train first); rows of train and of a held-out split
-    that share a band key are candidates, and each is confirmed by the exact Jaccard of its
-    shingle sets. Everything streams by shard: memory holds one band group's keys and two
-    shards' candidate sketches, never the train split.
+    split shard as its own scratch shard (train first), on ``engine``'s workers; rows of train
+    and of a held-out split that share a band key are candidates, and each is confirmed by the
+    exact Jaccard of its shingle sets. Everything streams by shard: memory holds one band
+    group's keys and two shards' candidate sketches, never the train split.
     """
     folders = ("train", *held_out)
-    queried = 0
-    for index, name in enumerate(folders):
-        for shard in range(num_shards):
-            signed = signature_shard(
-                shard, split_root / name, scratch, params, as_shard=index * num_shards + shard
-            )
-            queried += signed if index else 0
+    sketch = partial(
+        sketch_split_shard,
+        split_root=split_root,
+        folders=folders,
+        num_shards=num_shards,
+        scratch=scratch,
+        params=params,
+    )
+    signed = (engine or LocalEngine()).map_shards(sketch, range(len(folders) * num_shards))
     pairs = cross_candidates(
         scratch, len(folders) * num_shards, num_shards, len(params.band_groups())
     )
     neighbour = verify_cross_pairs(scratch, pairs, params.pair_threshold)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
-    return NeighbourReport(queried, len(pairs), len(neighbour), examples)
+    return NeighbourReport(sum(signed[num_shards:]), len(pairs), len(neighbour), examples)

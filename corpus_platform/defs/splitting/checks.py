@@ -76,6 +76,7 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject) -> dg.AssetCheckR
             params,
             ("validation", "test"),
             scratch,
+            corpus.engine(config),
         )
     return dg.AssetCheckResult(
         passed=report.hits == 0,
