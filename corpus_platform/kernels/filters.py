@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from corpus_platform.config import ConfigError, FilterConfig
@@ -47,9 +48,9 @@ from corpus_platform.kernels.textstats import text_scores
 C4_BOILERPLATE = ("javascript", "cookie", "terms of use", "privacy policy", "terms of service")
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """One filter's judgement of one text."""
+class Verdict(NamedTuple):
+    """One filter's judgement of one text (a named tuple: the filter stage makes dozens per
+    row, and a tuple is the cheapest immutable record Python has)."""
 
     name: str
     score: float
