@@ -2,49 +2,74 @@
 used exactly the train split.
 
 The fit merges per-shard Welford moments (Chan's formula). This audit takes another road, one
-train shard in memory at a time: a first pass sums every feature exactly (``math.fsum``) for the
-mean, a second sums the squared deviations from that mean for the standard deviation;
-minimum, maximum and histogram counts (on the fitted edges) are reduced per shard, and document
-frequencies are counted per shard and added. Time is linear in the train rows; memory holds one
-shard plus the vocabulary of the document-frequency count.
+train shard per task: a first pass sums every feature exactly (``math.fsum``) for the mean, a
+second sums the squared deviations from that mean for the standard deviation; minimum, maximum
+and histogram counts (on the fitted edges) are reduced per shard, and document frequencies are
+counted per shard and added in shard order. Time is linear in the train rows; memory holds one
+shard per worker plus the vocabulary of the document-frequency count.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.stats import column_values, document_frequencies
-from corpus_platform.store.datasets import iter_shards
+from corpus_platform.store.datasets import read_shard
 
 
-@dataclass
-class FeatureAudit:
-    """Statistics of one numeric feature, recomputed."""
+@dataclass(frozen=True)
+class ShardAudit:
+    """One train shard's exact sums, extremes, histogram counts and document frequencies."""
 
-    count: int = 0
-    total: list[float] = field(default_factory=list)
-    squares: list[float] = field(default_factory=list)
-    minimum: float = math.inf
-    maximum: float = -math.inf
-    histogram: np.ndarray | None = None
+    rows: int
+    counts: dict[str, int]
+    totals: dict[str, float]
+    minimum: dict[str, float]
+    maximum: dict[str, float]
+    histograms: dict[str, list[int]]
+    documents: int
+    frequencies: Counter[str]
 
-    def as_dict(self) -> dict[str, object]:
-        """The fields the fitted statistics document stores (``count`` only when empty)."""
-        if not self.count:
-            return {"count": 0}
-        return {
-            "count": self.count,
-            "mean": math.fsum(self.total) / self.count,
-            "std": math.sqrt(math.fsum(self.squares) / self.count),
-            "minimum": self.minimum,
-            "maximum": self.maximum,
-            "histogram": [] if self.histogram is None else self.histogram.tolist(),
-        }
+
+def audit_shard(
+    shard: int, train: Path, edges: dict[str, list[float]], with_text: bool
+) -> ShardAudit:
+    """The first pass over one train shard."""
+    table = read_shard(train, shard, [*edges, *(["text"] if with_text else [])])
+    counts, totals, low, high, histograms = {}, {}, {}, {}, {}
+    for name, bins in edges.items():
+        values = present(column_values(table, name))
+        counts[name] = int(values.size)
+        totals[name] = math.fsum(values.tolist())
+        low[name] = float(values.min()) if values.size else math.inf
+        high[name] = float(values.max()) if values.size else -math.inf
+        histograms[name] = np.histogram(values, bins=bins)[0].tolist()
+    texts = [t for t in table.column("text").to_pylist() if t is not None] if with_text else []
+    return ShardAudit(
+        len(table), counts, totals, low, high, histograms, len(texts), document_frequencies(texts)
+    )
+
+
+def squared_deviations(shard: int, train: Path, means: dict[str, float]) -> dict[str, float]:
+    """The second pass over one train shard: exact sums of squared deviations from ``means``."""
+    table = read_shard(train, shard, list(means))
+    out = {}
+    for name, mean in means.items():
+        deviations = present(column_values(table, name)) - mean
+        out[name] = math.fsum((deviations * deviations).tolist())
+    return out
+
+
+def present(values: np.ndarray) -> np.ndarray:
+    """``values`` without NaN (nulls)."""
+    return values[~np.isnan(values)]
 
 
 @dataclass(frozen=True)
@@ -58,48 +83,50 @@ class TrainAudit:
 
 
 def recompute_train_statistics(
-    train: Path, num_shards: int, edges: dict[str, list[float]], with_text: bool
+    train: Path,
+    num_shards: int,
+    edges: dict[str, list[float]],
+    with_text: bool,
+    engine: Engine | None = None,
 ) -> TrainAudit:
-    """Recompute the fitted statistics from the train split in two streaming passes.
+    """Recompute the fitted statistics from the train split in two streaming passes, each a map
+    over shards on ``engine`` reduced in shard order.
 
     Args:
         train: The train split's folder.
         num_shards: Logical shards.
         edges: Per numeric feature, the fitted histogram's bin edges.
         with_text: Also count text documents and token document frequencies.
+        engine: Where shard passes run (this process by default).
     """
-    audits = {name: FeatureAudit() for name in edges}
-    rows = documents = 0
+    engine = engine or LocalEngine()
+    shards = range(num_shards)
+    first = engine.map_shards(
+        partial(audit_shard, train=train, edges=edges, with_text=with_text), shards
+    )
+    counts = {name: sum(a.counts[name] for a in first) for name in edges}
+    means = {
+        name: math.fsum(a.totals[name] for a in first) / counts[name]
+        for name in edges
+        if counts[name]
+    }
+    second = engine.map_shards(partial(squared_deviations, train=train, means=means), shards)
+    features: dict[str, dict[str, object]] = {}
+    for name in edges:
+        if not counts[name]:
+            features[name] = {"count": 0}
+            continue
+        features[name] = {
+            "count": counts[name],
+            "mean": means[name],
+            "std": math.sqrt(math.fsum(s[name] for s in second) / counts[name]),
+            "minimum": min(a.minimum[name] for a in first),
+            "maximum": max(a.maximum[name] for a in first),
+            "histogram": np.sum([a.histograms[name] for a in first], axis=0).tolist(),
+        }
     frequencies: Counter[str] = Counter()
-    columns = [*edges, *(["text"] if with_text else [])]
-    for _, table in iter_shards(train, num_shards, columns):
-        rows += len(table)
-        for name, audit in audits.items():
-            values = column_values(table, name)
-            values = values[~np.isnan(values)]
-            if not values.size:
-                continue
-            audit.count += int(values.size)
-            audit.total.append(math.fsum(values.tolist()))
-            audit.minimum = min(audit.minimum, float(values.min()))
-            audit.maximum = max(audit.maximum, float(values.max()))
-            counts = np.histogram(values, bins=edges[name])[0]
-            audit.histogram = counts if audit.histogram is None else audit.histogram + counts
-        if with_text:
-            texts = [t for t in table.column("text").to_pylist() if t is not None]
-            documents += len(texts)
-            frequencies.update(document_frequencies(texts))
-    for audit in audits.values():
-        audit.total = [math.fsum(audit.total)]
-    if audits:
-        for _, table in iter_shards(train, num_shards, list(edges)):
-            for name, audit in audits.items():
-                if not audit.count:
-                    continue
-                values = column_values(table, name)
-                mean = audit.total[0] / audit.count
-                deviations = values[~np.isnan(values)] - mean
-                audit.squares.append(math.fsum((deviations * deviations).tolist()))
+    for audit in first:
+        frequencies.update(audit.frequencies)
     return TrainAudit(
-        rows, {name: a.as_dict() for name, a in audits.items()}, documents, frequencies
+        sum(a.rows for a in first), features, sum(a.documents for a in first), frequencies
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.stats_audit import recompute_train_statistics
 from corpus_platform.store.datasets import write_sharded
 
@@ -43,3 +44,19 @@ def test_streaming_recomputation_equals_numpy_on_everything(tmp_path: Path) -> N
     assert audit.documents == len(present)
     assert audit.document_frequencies["the"] == len(present)  # counted once per document
     assert audit.document_frequencies["word3"] == sum("Word3 " in t for t in present)
+
+
+def test_worker_count_does_not_change_the_recomputation(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    table = pa.table(
+        {
+            "doc_id": [f"d{i}" for i in range(500)],
+            "x": rng.normal(0, 1, 500),
+            "text": [f"t{i % 9} common" for i in range(500)],
+        }
+    )
+    write_sharded(table, tmp_path, 5)
+    edges = {"x": [-5.0, 0.0, 5.0]}
+    serial = recompute_train_statistics(tmp_path, 5, edges, True, LocalEngine(1))
+    parallel = recompute_train_statistics(tmp_path, 5, edges, True, LocalEngine(2))
+    assert serial == parallel

@@ -61,7 +61,9 @@ def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
     current = split_fingerprint([shard_partial(s, train, ()) for s in range(config.num_shards)])
     features = fitted["features"]
     edges = {name: features[name]["histogram"]["edges"] for name in config.feature_columns}
-    audit = recompute_train_statistics(train, config.num_shards, edges, "text" in fitted)
+    audit = recompute_train_statistics(
+        train, config.num_shards, edges, "text" in fitted, corpus.engine(config)
+    )
     mismatches = [
         difference
         for name in config.feature_columns
