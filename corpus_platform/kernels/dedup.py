@@ -426,14 +426,42 @@ def load_sketches(
     return found
 
 
+class SketchCache:
+    """Candidate rows' sketches per shard, kept while they fit in ``budget_bytes`` (least
+    recently used shard evicted first), so verification reads each shard once when the
+    candidates fit in memory and stays within the budget when they do not."""
+
+    def __init__(self, scratch: Path, wanted: dict[int, set[str]], field: str, budget_bytes: int):
+        self.scratch, self.wanted, self.field, self.budget = scratch, wanted, field, budget_bytes
+        self.loaded: dict[int, dict[str, tuple[str, np.ndarray]]] = {}
+        self.sizes: dict[int, int] = {}
+
+    def shard(self, shard: int) -> dict[str, tuple[str, np.ndarray]]:
+        """The wanted rows of ``shard`` (loaded, and others evicted, as needed)."""
+        if shard in self.loaded:
+            self.loaded[shard] = self.loaded.pop(shard)  # most recently used last
+            return self.loaded[shard]
+        rows = load_sketches(self.scratch, shard, self.wanted[shard], self.field)
+        size = sum(values.nbytes for _, values in rows.values())
+        while self.loaded and sum(self.sizes.values()) + size > self.budget:
+            oldest = next(iter(self.loaded))
+            del self.loaded[oldest], self.sizes[oldest]
+        self.loaded[shard], self.sizes[shard] = rows, size
+        return rows
+
+
 def score_pairs(
-    pairs: list[tuple[str, str]], scratch: Path, num_shards: int, params: DedupParams
+    pairs: list[tuple[str, str]],
+    scratch: Path,
+    num_shards: int,
+    params: DedupParams,
+    memory_mb: int = 1024,
 ) -> list[ScoredPair]:
     """Score candidate pairs: exact Jaccard of their shingle sets (the MinHash estimate when
     ``params.verify`` is off), in sorted pair order.
 
-    Pairs are taken block by block, one pair of shards at a time, so at most two shards'
-    sketches of candidate rows are in memory.
+    Pairs are taken block by block, one pair of shards at a time; the candidate rows' sketches
+    are kept in a :class:`SketchCache` of ``memory_mb``.
     """
     blocks: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
     wanted: dict[int, set[str]] = defaultdict(set)
@@ -445,22 +473,16 @@ def score_pairs(
     field, measure = (
         ("shingles", sorted_jaccard) if params.verify else ("signature", estimated_jaccard)
     )
+    cache = SketchCache(scratch, wanted, field, memory_mb << 20)
     scored = []
-    for first in range(num_shards):
-        mine = load_sketches(scratch, first, wanted[first], field) if wanted[first] else {}
-        for second in range(first, num_shards):
-            block = blocks.get((first, second))
-            if not block:
-                continue
-            theirs = (
-                mine if second == first else load_sketches(scratch, second, wanted[second], field)
+    for (first, second), block in sorted(blocks.items()):
+        mine, theirs = cache.shard(first), cache.shard(second)  # held for the block
+        for a, b in block:
+            (entity_a, x), (entity_b, y) = (
+                (mine if a in mine else theirs)[a],
+                (mine if b in mine else theirs)[b],
             )
-            for a, b in block:
-                (entity_a, x), (entity_b, y) = (
-                    (mine if a in mine else theirs)[a],
-                    (mine if b in mine else theirs)[b],
-                )
-                scored.append(ScoredPair(a, b, entity_a, entity_b, measure(x, y)))
+            scored.append(ScoredPair(a, b, entity_a, entity_b, measure(x, y)))
     scored.sort(key=lambda p: (p.doc_a, p.doc_b))
     return scored
 
@@ -575,9 +597,13 @@ class DedupResult:
         )
 
 
-def cluster_documents(scratch: Path, num_shards: int, params: DedupParams) -> DedupResult:
-    """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard."""
-    scored = score_pairs(candidate_pairs(scratch, num_shards, params), scratch, num_shards, params)
+def cluster_documents(
+    scratch: Path, num_shards: int, params: DedupParams, memory_mb: int = 1024
+) -> DedupResult:
+    """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard;
+    verification keeps at most ``memory_mb`` of candidate sketches."""
+    candidates = candidate_pairs(scratch, num_shards, params)
+    scored = score_pairs(candidates, scratch, num_shards, params, memory_mb)
     cluster_of = build_clusters(
         exact_duplicate_groups(scratch, num_shards), scored, params.threshold
     )

@@ -265,3 +265,13 @@ def test_sketching_in_small_batches_changes_nothing(
     batched = run(tmp_path / "batched", shards=2)
     assert batched.scored == whole.scored and batched.cluster_of == whole.cluster_of
     assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
+
+
+def test_verification_within_a_tiny_memory_budget_scores_the_same(tmp_path: Path) -> None:
+    write_corpus(tmp_path / "up", planted(), 4, {})
+    for shard in range(4):
+        signature_shard(shard, tmp_path / "up", tmp_path / "scratch", PARAMS)
+    pairs = dedup.candidate_pairs(tmp_path / "scratch", 4, PARAMS)
+    roomy = dedup.score_pairs(pairs, tmp_path / "scratch", 4, PARAMS, memory_mb=1024)
+    tight = dedup.score_pairs(pairs, tmp_path / "scratch", 4, PARAMS, memory_mb=0)
+    assert tight == roomy and len(roomy) >= 3

@@ -51,7 +51,7 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         engine.map_shards(
             partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards
         )
-        result = cluster_documents(scratch, config.num_shards, params)
+        result = cluster_documents(scratch, config.num_shards, params, config.engine.memory_mb)
     membership, scored = result.membership(params.mode), result.scored
     with staged_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
         write_sharded(membership, staging / "clusters", config.num_shards)
