@@ -32,13 +32,43 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def check_encoding(encoding: str) -> str:
+    """``encoding`` when Python knows it as a text codec.
+
+    Raises:
+        ValueError: naming the encoding and what to use instead.
+    """
+    try:
+        "".encode(encoding)
+        b"".decode(encoding)
+    except LookupError:
+        raise ValueError(
+            f"unknown text encoding {encoding!r}; use a Python codec name such as utf-8, "
+            "latin-1 or cp1252 (see Python's list of standard encodings)"
+        ) from None
+    return encoding
+
+
 class InputConfig(_Model):
-    """Where raw files live and how their columns map onto the canonical schema."""
+    """Where raw files live, how they are decoded and how their columns map onto the canonical
+    schema.
+
+    ``encoding`` (a Python codec name) decodes jsonl, jsonl.gz and csv files; ``decode_errors``
+    says what an undecodable byte does: ``fail`` names the file, line and byte, ``replace`` turns
+    it into U+FFFD and counts it in the raw_documents metadata (Parquet text too).
+    """
 
     path: str = "data/raw"
+    encoding: str = "utf-8"
+    decode_errors: Literal["fail", "replace"] = "fail"
     columns: dict[str, str] = Field(default_factory=dict)
     features: tuple[str, ...] = ()
     ranges: dict[str, tuple[float | None, float | None]] = Field(default_factory=dict)
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str) -> str:
+        return check_encoding(encoding)
 
     @field_validator("columns")
     @classmethod
@@ -178,7 +208,20 @@ class DedupConfig(_Model):
 
 
 class SplitConfig(_Model):
-    """How rows are assigned to train / validation / test."""
+    """How rows are assigned to train / validation / test.
+
+    ``max_component_share`` and ``oversize`` guard the group modes against a giant component
+    (rows chained through shared entities, duplicate clusters and similar pairs: license text
+    repeated across packages joined 68% of one real corpus). A component is placed whole, so
+    one holding a share ``s`` of the rows moves its split's share by up to ``s`` on its own.
+    The default 0.05 keeps any single component within the default ``tolerance`` (0.05), while
+    the components of a healthy corpus stay far below it (an entity among a few hundred holds
+    well under 1%). ``oversize: fail`` (default) stops the split with an error naming the
+    component; ``oversize: cut`` separates it, never breaking an entity or a duplicate cluster,
+    and drops the fewest bridging rows it can into ``dropped/`` (reason ``bridge``); see
+    :mod:`corpus_platform.kernels.cut`. The split's metadata shows the component-size
+    histogram, the largest components and any cut.
+    """
 
     mode: Literal["group", "row", "time", "time_group"] = "group"
     ratios: dict[str, Fraction] = Field(
@@ -187,6 +230,8 @@ class SplitConfig(_Model):
     similarity_threshold: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.6
     tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
     gap_days: Annotated[float, Field(ge=0.0)] = 0.0
+    max_component_share: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05
+    oversize: Literal["fail", "cut"] = "fail"
 
     @property
     def uses_time(self) -> bool:
@@ -250,6 +295,7 @@ class EngineConfig(_Model):
 
     kind: Literal["local"] = "local"
     workers: Annotated[int, Field(ge=1, le=256)] = 1
+    memory_mb: Annotated[int, Field(ge=64)] = 1024  # working state a grouping step may keep
 
 
 class CorpusConfig(_Model):

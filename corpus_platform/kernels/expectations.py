@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -19,6 +20,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 import great_expectations as gx
 from great_expectations.data_context.types.base import ProgressBarsConfig
+
+from corpus_platform.store.datasets import read_shard
 
 MAX_EXAMPLES = 5
 
@@ -108,3 +111,20 @@ def validate(table: pa.Table, suite: gx.ExpectationSuite) -> list[Failure]:
         unexpected = int((item.result or {}).get("unexpected_count") or len(indexes))
         failures.append(Failure(item.expectation_config.type, column, unexpected, examples))
     return failures
+
+
+@cache
+def _suite(features: tuple[str, ...], ranges: tuple[tuple[str, tuple], ...]) -> gx.ExpectationSuite:
+    return build_suite(features, dict(ranges))
+
+
+def validate_shard(
+    shard: int,
+    folder: Path,
+    features: tuple[str, ...],
+    ranges: dict[str, tuple[float | None, float | None]],
+) -> list[str]:
+    """Validate one shard of ``folder`` (a task for the engine's workers, each of which builds
+    the suite once); return its failures described, each prefixed with the shard."""
+    suite = _suite(features, tuple(sorted((k, tuple(v)) for k, v in ranges.items())))
+    return [f"shard {shard}: {f.describe()}" for f in validate(read_shard(folder, shard), suite)]

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels.hashing import content_hash, shard_of
-from corpus_platform.kernels.readers import InputError, read_batches
+from corpus_platform.kernels.readers import Decoding, InputError, ReadStats, read_batches
 from corpus_platform.store.datasets import part_path, read_parquet, write_parquet
 
 LINEAGE_COLUMNS = ("raw_file", "raw_row")
@@ -204,18 +204,36 @@ def spill_dir(staging: Path, shard: int) -> Path:
     return staging / "_spill" / f"{shard:05d}"
 
 
+@dataclass(frozen=True)
+class FileSummary:
+    """What spilling one input file found.
+
+    Attributes:
+        rows: Rows read.
+        replaced_chars: Undecodable bytes replaced with U+FFFD (``input.decode_errors: replace``).
+    """
+
+    rows: int
+    replaced_chars: int = 0
+
+
 def spill_file(
     file_index: int, files: list[Path], root: Path, config: CorpusConfig, staging: Path
-) -> int:
+) -> FileSummary:
     """Canonicalize one input file and append its rows to per-shard spill files.
 
     Returns:
-        The number of rows read.
+        The rows read and the characters replaced while decoding.
+
+    Raises:
+        InputError: when the file cannot be decoded or parsed, or a row does not fit the schema.
     """
     path = files[file_index]
     ctx = BatchContext(path=path, relative=path.relative_to(root).as_posix())
+    decoding = Decoding(config.input.encoding, config.input.decode_errors)
+    stats = ReadStats()
     total = 0
-    for batch_index, (_, raw) in enumerate(read_batches(path)):
+    for batch_index, (_, raw) in enumerate(read_batches(path, decoding, stats)):
         table = canonicalize(raw, config, ctx)
         shards = np.fromiter(
             (shard_of(d, config.num_shards) for d in table.column("doc_id").to_pylist()),
@@ -227,7 +245,22 @@ def spill_file(
             name = f"{file_index:05d}-{batch_index:06d}.parquet"
             write_parquet(part, spill_dir(staging, int(shard)) / name)
         total += len(table)
-    return total
+    return FileSummary(rows=total, replaced_chars=stats.replaced_chars)
+
+
+def ingest_counts(names: list[str], summaries: list[FileSummary]) -> dict[str, object]:
+    """The raw_documents counts: rows (in total and per file) and the characters replaced
+    while decoding (in total, and per file for the files that had any)."""
+    replaced = {
+        n: s.replaced_chars for n, s in zip(names, summaries, strict=True) if s.replaced_chars
+    }
+    return {
+        "rows": sum(s.rows for s in summaries),
+        "files": len(names),
+        "rows_per_file": {n: s.rows for n, s in zip(names, summaries, strict=True)},
+        "replaced_chars": sum(replaced.values()),
+        "replaced_chars_per_file": replaced,
+    }
 
 
 @dataclass(frozen=True)

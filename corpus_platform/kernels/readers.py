@@ -2,27 +2,113 @@
 
 Each reader yields ``(first_row, table)`` where ``first_row`` is the 1-based row number of the
 table's first row in the file (the line number for jsonl), so every row can be traced back.
+
+Decoding. Text files (jsonl, jsonl.gz, csv) are decoded as :class:`Decoding` says: the codec of
+``input.encoding`` and, for bytes that codec cannot decode, ``input.decode_errors``. ``fail``
+raises :class:`InputError` naming the file, the line, the byte and the fix; ``replace`` puts one
+U+FFFD per undecodable byte and counts them in :class:`ReadStats`. Parquet strings are UTF-8 by
+the format's spec: they are validated, and ``replace`` repairs them the same way. Valid UTF-8
+read with the defaults takes the native path it always took, so its rows are unchanged.
+
+Every decode or parse error of an input file is an :class:`InputError` naming the file, the
+row, line or byte where known, what is wrong and the fix.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import json
-from collections.abc import Iterator
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import IO, Literal
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from corpus_platform.config import check_encoding
 from corpus_platform.redact import CorpusError
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".csv")
 BATCH_ROWS = 10_000
+CHUNK_BYTES = 1 << 20
+REPLACEMENT = "\ufffd"
+
+ENCODING_FIX = (
+    "set input.encoding: latin-1 (or the file's real encoding) in corpus.yaml, "
+    "or input.decode_errors: replace, or re-encode the file as UTF-8"
+)
+GZIP_FIX = (
+    "the file is truncated or not gzip: re-compress or re-export it, "
+    "or remove it from the input folder"
+)
+PARQUET_FIX = (
+    "the file is truncated or not Parquet: re-export it or remove it from the input folder"
+)
+PARQUET_UTF8_FIX = (
+    "Parquet text must be UTF-8: re-export the file with UTF-8 strings, "
+    "or set input.decode_errors: replace in corpus.yaml"
+)
+PARQUET_NESTED_FIX = (
+    "Parquet text must be UTF-8 (input.decode_errors: replace repairs top-level string "
+    "columns only): re-export the file with UTF-8 strings"
+)
+CSV_ROW_FIX = (
+    "fix the row (quote fields that hold commas, quotes or newlines) "
+    "or remove the file from the input folder"
+)
+CSV_FIX = "fix the value or row pyarrow names, or remove the file from the input folder"
+
+# surrogateescape carries each undecodable byte 0xXY as the lone surrogate U+DCXY.
+_ESCAPED = re.compile("[\udc80-\udcff]")
+_ESCAPED_RUN = re.compile("[\udc80-\udcff]{1,8}")
+
+DecodeErrors = Literal["fail", "replace"]
+Opener = Callable[..., IO]
 
 
 class InputError(CorpusError):
     """Raw input that cannot be ingested; the message names the file, the row and the fix."""
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How text input files are decoded.
+
+    Attributes:
+        encoding: A Python text codec name (``utf-8``, ``latin-1``, ``cp1252`` ...).
+        errors: ``fail`` raises on undecodable bytes; ``replace`` puts one U+FFFD per byte.
+    """
+
+    encoding: str = "utf-8"
+    errors: DecodeErrors = "fail"
+
+    def __post_init__(self) -> None:
+        check_encoding(self.encoding)
+        if self.errors not in ("fail", "replace"):
+            raise ValueError(f"decode errors must be 'fail' or 'replace', got {self.errors!r}")
+
+    @property
+    def native(self) -> bool:
+        """True for strict UTF-8, which readers hand to their native (fast) decoders."""
+        return self.errors == "fail" and codecs.lookup(self.encoding).name == "utf-8"
+
+
+@dataclass
+class ReadStats:
+    """What reading one file noticed besides its rows.
+
+    Attributes:
+        replaced_chars: Undecodable bytes replaced with U+FFFD (``decode_errors: replace``).
+    """
+
+    replaced_chars: int = 0
 
 
 def input_format(path: Path) -> str | None:
@@ -54,30 +140,118 @@ def list_input_files(root: Path) -> list[Path]:
     return files
 
 
-def _jsonl_batches(path: Path, opener) -> Iterator[tuple[int, pa.Table]]:
-    rows: list[dict] = []
-    first = 0
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+# --- undecodable bytes ----------------------------------------------------------------------
+
+
+def _escaped_bytes(text: str, start: int) -> bytes:
+    """The undecodable bytes surrogateescape carried from ``text[start]`` on (at most 8)."""
+    run = _ESCAPED_RUN.match(text, start)
+    return bytes(ord(char) - 0xDC00 for char in run.group()) if run else b""
+
+
+def _replace_escaped(text: str, stats: ReadStats) -> str:
+    """``text`` with one U+FFFD per undecodable byte, counted in ``stats``."""
+    text, count = _ESCAPED.subn(REPLACEMENT, text)
+    stats.replaced_chars += count
+    return text
+
+
+def _undecodable_message(where: str, bad: bytes, encoding: str) -> str:
+    return f"{where}: bytes {bad!r} are not valid {encoding}; {ENCODING_FIX}"
+
+
+def _decoded_line(path: Path, line_no: int, line: str, decoding: Decoding, stats: ReadStats) -> str:
+    """A non-ASCII line with its undecodable bytes replaced, or InputError naming them."""
+    bad = _ESCAPED.search(line)
+    if bad is None:
+        return line
+    if decoding.errors == "replace":
+        return _replace_escaped(line, stats)
+    offset = len(line[: bad.start()].encode(decoding.encoding, "surrogateescape"))
+    where = f"{path}: line {line_no}, byte offset {offset} in the line"
+    raise InputError(
+        _undecodable_message(where, _escaped_bytes(line, bad.start()), decoding.encoding)
+    )
+
+
+def _first_undecodable(path: Path, opener: Opener, encoding: str) -> tuple[int, int, bytes] | None:
+    """``(line, byte offset, bytes)`` of the first bytes ``encoding`` cannot decode, streaming.
+
+    Used on the error path only, when the reader that failed could not say where.
+    """
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    offset, lines = 0, 1
+    with opener(path, "rb") as raw:
+        while True:
+            chunk = raw.read(CHUNK_BYTES)
+            pending = decoder.getstate()[0]
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(
-                    f"{path}: line {line_no}: not valid JSON ({error.msg}); fix or remove the line"
-                ) from None
-            if not isinstance(record, dict):
-                raise InputError(f"{path}: line {line_no}: expected a JSON object per line")
-            record["__row"] = line_no
-            if not rows:
-                first = line_no
-            rows.append(record)
-            if len(rows) >= BATCH_ROWS:
-                yield first, _records_table(rows)
-                rows = []
+                lines += decoder.decode(chunk, final=not chunk).count("\n")
+            except UnicodeDecodeError as error:
+                data = pending + chunk
+                lines += data[: error.start].decode(encoding, "replace").count("\n")
+                return lines, offset - len(pending) + error.start, data[error.start : error.end]
+            offset += len(chunk)
+            if not chunk:
+                return None
+
+
+def _located_error(path: Path, opener: Opener, encoding: str) -> str:
+    """The message for a file holding bytes ``encoding`` cannot decode, placed by a rescan."""
+    try:
+        found = _first_undecodable(path, opener, encoding)
+    except (EOFError, gzip.BadGzipFile, zlib.error):
+        found = None
+    if found is None:
+        return f"{path}: not valid {encoding}; {ENCODING_FIX}"
+    line, offset, bad = found
+    return _undecodable_message(f"{path}: line {line}, byte offset {offset}", bad, encoding)
+
+
+# --- jsonl ----------------------------------------------------------------------------------
+
+
+def _jsonl_batches(
+    path: Path, opener: Opener, decoding: Decoding, stats: ReadStats
+) -> Iterator[tuple[int, pa.Table]]:
+    rows: list[dict] = []
+    first = line_no = 0
+    try:
+        # surrogateescape never changes valid text; it lets the bad line be named and repaired.
+        with opener(
+            path, "rt", encoding=decoding.encoding, errors="surrogateescape", newline=""
+        ) as handle:
+            for line_no, line in enumerate(handle, start=1):
+                text = (
+                    line if line.isascii() else _decoded_line(path, line_no, line, decoding, stats)
+                )
+                if not text.strip():
+                    continue
+                rows.append(_json_record(path, line_no, text))
+                if len(rows) == 1:
+                    first = line_no
+                if len(rows) >= BATCH_ROWS:
+                    yield first, _records_table(rows)
+                    rows = []
+    except UnicodeDecodeError:  # a byte surrogateescape cannot carry (UTF-16 and kin)
+        raise InputError(_located_error(path, opener, decoding.encoding)) from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise InputError(f"{path}: after line {line_no}: {error}; {GZIP_FIX}") from None
     if rows:
         yield first, _records_table(rows)
+
+
+def _json_record(path: Path, line_no: int, line: str) -> dict:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"{path}: line {line_no}: not valid JSON ({error.msg}); fix or remove the line"
+        ) from None
+    if not isinstance(record, dict):
+        raise InputError(f"{path}: line {line_no}: expected a JSON object per line")
+    record["__row"] = line_no
+    return record
 
 
 def _records_table(rows: list[dict]) -> pa.Table:
@@ -102,38 +276,254 @@ def _loose_array(values: list) -> pa.Array:
     return pa.array(values)
 
 
-def _parquet_batches(path: Path) -> Iterator[tuple[int, pa.Table]]:
+# --- parquet --------------------------------------------------------------------------------
+
+
+def _parquet_batches(
+    path: Path, decoding: Decoding, stats: ReadStats
+) -> Iterator[tuple[int, pa.Table]]:
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as error:
+        raise InputError(f"{path}: not a readable Parquet file ({error}); {PARQUET_FIX}") from None
     first = 1
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
-        table = pa.Table.from_batches([batch])
+    batches = parquet.iter_batches(batch_size=BATCH_ROWS)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowInvalid, OSError) as error:
+            raise InputError(
+                f"{path}: rows from {first}: corrupt Parquet data ({error}); {PARQUET_FIX}"
+            ) from None
+        if batch is None:
+            return
+        table = pa.Table.from_batches([_utf8_batch(path, first, batch, decoding, stats)])
         yield first, table.append_column("__row", pa.array(range(first, first + len(table))))
         first += len(table)
 
 
-def _csv_batches(path: Path) -> Iterator[tuple[int, pa.Table]]:
-    first = 1
-    options = pacsv.ReadOptions(block_size=1 << 22)
-    convert = pacsv.ConvertOptions(strings_can_be_null=True)
+def _utf8_batch(
+    path: Path, first: int, batch: pa.RecordBatch, decoding: Decoding, stats: ReadStats
+) -> pa.RecordBatch:
+    """``batch`` once its strings are valid UTF-8: repaired under ``replace``, else named."""
     try:
-        reader = pacsv.open_csv(path, read_options=options, convert_options=convert)
+        batch.validate(full=True)
+        return batch
+    except pa.ArrowInvalid:
+        pass
+    columns = [
+        _utf8_column(path, first, name, column, decoding, stats)
+        for name, column in zip(batch.schema.names, batch.columns, strict=True)
+    ]
+    repaired = pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+    try:
+        repaired.validate(full=True)
+    except pa.ArrowInvalid as error:  # nested strings or damaged buffers
+        fix = PARQUET_NESTED_FIX if "utf8" in str(error).lower() else PARQUET_FIX
+        raise InputError(
+            f"{path}: rows from {first}: invalid Parquet data ({error}); {fix}"
+        ) from None
+    return repaired
+
+
+def _utf8_column(
+    path: Path, first: int, name: str, column: pa.Array, decoding: Decoding, stats: ReadStats
+) -> pa.Array:
+    """A top-level string column with invalid UTF-8 replaced, or InputError naming the row."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return column
+    try:
+        column.validate(full=True)
+        return column
+    except pa.ArrowInvalid as error:
+        problem = str(error)
+    binary = pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary()
+    values = column.cast(binary).to_pylist()
+    if decoding.errors == "fail":
+        raise InputError(_parquet_string_error(path, first, name, values, problem))
+    text = [
+        None if v is None else _replace_escaped(v.decode("utf-8", "surrogateescape"), stats)
+        for v in values
+    ]
+    return pa.array(text, column.type)
+
+
+def _parquet_string_error(
+    path: Path, first: int, name: str, values: list[bytes | None], problem: str
+) -> str:
+    """The message naming the first value of a Parquet string column that is not UTF-8."""
+    for index, value in enumerate(values):
+        try:
+            (value or b"").decode("utf-8")
+        except UnicodeDecodeError as error:
+            where = f"{path}: row {first + index}, column {name!r}, byte offset {error.start}"
+            bad = (value or b"")[error.start : error.end]
+            return f"{where} in the value: bytes {bad!r} are not valid UTF-8; {PARQUET_UTF8_FIX}"
+    return f"{path}: rows from {first}, column {name!r}: {problem}; {PARQUET_FIX}"
+
+
+# --- csv ------------------------------------------------------------------------------------
+
+
+class _Utf8Stream(io.RawIOBase):
+    """A text file decoded as ``decoding`` says and served as UTF-8, one chunk at a time, so
+    pyarrow's CSV reader sees valid UTF-8 whatever the file's encoding; memory stays a chunk."""
+
+    def __init__(self, path: Path, decoding: Decoding, stats: ReadStats) -> None:
+        super().__init__()
+        self._path, self._decoding, self._stats = path, decoding, stats
+        self._raw = path.open("rb")
+        self._decoder = codecs.getincrementaldecoder(decoding.encoding)("surrogateescape")
+        self._buffer, self._position = b"", 0
+        self._consumed = 0  # source bytes handed to the decoder
+        self._lines = 0  # newlines decoded so far
+        self._eof = False
+
+    def readable(self) -> bool:
+        """Always True: the stream is read-only."""
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:
+        """Fill ``buffer`` with the next transcoded bytes; fewer only at the end of the file."""
+        filled = 0
+        while filled < len(buffer):
+            if self._position >= len(self._buffer):
+                if self._eof:
+                    break
+                self._fill()
+                continue
+            count = min(len(buffer) - filled, len(self._buffer) - self._position)
+            end = self._position + count
+            buffer[filled : filled + count] = memoryview(self._buffer)[self._position : end]
+            self._position, filled = end, filled + count
+        return filled
+
+    def close(self) -> None:
+        """Close the underlying file."""
+        self._raw.close()
+        super().close()
+
+    def _fill(self) -> None:
+        chunk = self._raw.read(CHUNK_BYTES)
+        self._eof = not chunk
+        pending = len(self._decoder.getstate()[0])
+        text = self._decoder.decode(chunk, final=self._eof)
+        bad = None if text.isascii() else _ESCAPED.search(text)
+        if bad is not None and self._decoding.errors == "fail":
+            raise InputError(self._undecodable(text, bad.start(), pending))
+        if bad is not None:
+            text = _replace_escaped(text, self._stats)
+        self._lines += text.count("\n")
+        self._consumed += len(chunk)
+        self._buffer, self._position = text.encode("utf-8"), 0
+
+    def _undecodable(self, text: str, start: int, pending: int) -> str:
+        encoding = self._decoding.encoding
+        line = self._lines + text.count("\n", 0, start) + 1
+        offset = self._consumed - pending + len(text[:start].encode(encoding, "surrogateescape"))
+        where = f"{self._path}: line {line}, byte offset {offset}"
+        return _undecodable_message(where, _escaped_bytes(text, start), encoding)
+
+
+def _remember(seen: list[pacsv.InvalidRow], row: pacsv.InvalidRow) -> str:
+    """pyarrow's invalid-row handler: keep the row to name it, then stop with an error."""
+    seen.append(row)
+    return "error"
+
+
+def _row_line(path: Path, decoding: Decoding, text: str) -> int | None:
+    """The line number of the first line of ``path`` reading ``text`` (the start of a row)."""
+    wanted = text.split("\n")[0].rstrip("\r")
+    try:
+        with path.open("rt", encoding=decoding.encoding, errors="surrogateescape", newline="") as f:
+            for line_no, line in enumerate(f, start=1):
+                if _ESCAPED.sub(REPLACEMENT, line).rstrip("\r\n") == wanted:
+                    return line_no
+    except UnicodeDecodeError:  # a byte surrogateescape cannot carry: no line to name
+        return None
+    return None
+
+
+def _csv_error(
+    path: Path, first: int, error: pa.ArrowInvalid, invalid: list, decoding: Decoding
+) -> str:
+    """The message for a CSV pyarrow could not read: the ragged row, the undecodable byte or
+    the rows where reading stopped."""
+    if invalid:
+        row = invalid[0]
+        line = _row_line(path, decoding, row.text)
+        where = f"line {line}" if line else f"a row from data row {first} on"
+        return (
+            f"{path}: {where}: expected {row.expected_columns} columns, got "
+            f"{row.actual_columns} ({row.text[:80]!r}); {CSV_ROW_FIX}"
+        )
+    if decoding.native and "utf8" in str(error).lower():  # invalid UTF-8 after the first block
+        return _located_error(path, open, "utf-8")
+    return f"{path}: rows from {first}: not readable as CSV ({error}); {CSV_FIX}"
+
+
+def _check_utf8_schema(path: Path, schema: pa.Schema) -> None:
+    """Raise InputError when pyarrow met invalid UTF-8 in the first block: a bad header name
+    does not decode, a bad value types its column binary (later blocks fail to convert)."""
+    try:
+        binary = [n for n, t in zip(schema.names, schema.types, strict=True) if t == pa.binary()]
+    except UnicodeDecodeError:  # in the header
+        binary = ["(header)"]
+    if binary:
+        raise InputError(_located_error(path, open, "utf-8"))
+
+
+def _csv_batches(
+    path: Path, decoding: Decoding, stats: ReadStats
+) -> Iterator[tuple[int, pa.Table]]:
+    first = 1
+    invalid: list[pacsv.InvalidRow] = []
+    options = pacsv.ReadOptions(block_size=1 << 22)
+    parse = pacsv.ParseOptions(invalid_row_handler=partial(_remember, invalid))
+    convert = pacsv.ConvertOptions(strings_can_be_null=True)
+    source = path if decoding.native else _Utf8Stream(path, decoding, stats)
+    try:
+        reader = pacsv.open_csv(
+            source, read_options=options, parse_options=parse, convert_options=convert
+        )
+        _check_utf8_schema(path, reader.schema)
         for batch in reader:
             table = pa.Table.from_batches([batch])
             yield first, table.append_column("__row", pa.array(range(first, first + len(table))))
             first += len(table)
+    except UnicodeDecodeError:  # a byte surrogateescape cannot carry (UTF-16 and kin)
+        raise InputError(_located_error(path, open, decoding.encoding)) from None
     except pa.ArrowInvalid as error:
-        raise InputError(f"{path}: not readable as CSV near row {first}: {error}") from None
+        raise InputError(_csv_error(path, first, error, invalid, decoding)) from None
+    finally:
+        if isinstance(source, _Utf8Stream):
+            source.close()
 
 
-def read_batches(path: Path) -> Iterator[tuple[int, pa.Table]]:
-    """Yield ``(first_row, table)`` batches of one input file, with a ``__row`` column."""
+def read_batches(
+    path: Path, decoding: Decoding | None = None, stats: ReadStats | None = None
+) -> Iterator[tuple[int, pa.Table]]:
+    """Yield ``(first_row, table)`` batches of one input file, with a ``__row`` column.
+
+    Args:
+        path: The input file; its suffix picks the reader.
+        decoding: How text files are decoded; strict UTF-8 when omitted.
+        stats: Filled in while reading (replaced characters); read it once the batches are done.
+
+    Raises:
+        InputError: naming the file, the row, line or byte where known, what is wrong and the
+            fix, for any decode or parse error.
+    """
+    decoding = decoding or Decoding()
+    stats = stats if stats is not None else ReadStats()
     kind = input_format(path)
     if kind == ".jsonl":
-        yield from _jsonl_batches(path, open)
+        yield from _jsonl_batches(path, open, decoding, stats)
     elif kind == ".jsonl.gz":
-        yield from _jsonl_batches(path, gzip.open)
+        yield from _jsonl_batches(path, gzip.open, decoding, stats)
     elif kind == ".parquet":
-        yield from _parquet_batches(path)
+        yield from _parquet_batches(path, decoding, stats)
     elif kind == ".csv":
-        yield from _csv_batches(path)
+        yield from _csv_batches(path, decoding, stats)
     else:
         raise InputError(f"{path}: unsupported input format; use one of {', '.join(SUFFIXES)}")

@@ -13,7 +13,10 @@ train / validation / test.
 | `time`       | the window holding its (timestamp, doc_id) key; rows in a gap are dropped  |
 | `time_group` | its component's bucket, kept only if its key lies in that split's window   |
 
-Dropped rows go to ``dropped/`` with the reason, never silently.
+Dropped rows go to ``dropped/`` with the reason, never silently. In the group modes a component
+above ``split.max_component_share`` stops the split, or with ``split.oversize: cut`` is cut into
+pieces (:mod:`corpus_platform.kernels.cut`): rows bridging pieces that landed in different splits
+are dropped with reason ``bridge``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
 OUTSIDE_WINDOW = "outside_window"
+BRIDGE = "bridge"
 
 
 def entity_components(pairs: pa.Table, clusters: pa.Table | None = None) -> dict[str, str]:
@@ -81,9 +85,19 @@ class SplitPlan:
     cutoffs: Cutoffs | None = None
     asof: tuple[AsofFeature, ...] = ()
     asof_scratch: Path | None = None
+    bridges: frozenset[str] = frozenset()
 
     def place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
-        """(component, bucket, split or drop reason) for every row of ``table``."""
+        """(component, bucket, split or drop reason) for every row of ``table``; rows in
+        ``bridges`` are dropped with reason ``bridge``."""
+        component, buckets, placed = self._place(table)
+        if not self.bridges:
+            return component, buckets, placed
+        ids = table.column("doc_id").to_pylist()
+        placed = [BRIDGE if d in self.bridges else p for d, p in zip(ids, placed, strict=True)]
+        return component, buckets, placed
+
+    def _place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
         key_column = "doc_id" if self.mode == "row" else "entity"
         keys = table.column(key_column).to_pylist()
         component = [k if self.mode == "row" else self.components.get(k, k) for k in keys]

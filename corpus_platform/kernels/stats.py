@@ -88,13 +88,25 @@ def column_values(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
-def document_frequencies(texts: list[str | None]) -> Counter[str]:
-    """In how many texts each lower-cased whitespace token occurs."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        if text is not None:
-            counts.update(set(text.lower().split()))
-    return counts
+def token_statistics(texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """Each text's whitespace word count, and in how many texts each lower-cased whitespace
+    token occurs, for a batch at once: Arrow splits where ``str.split()`` does (leading and
+    trailing empty strings dropped), tokens are dictionary-encoded, and distinct
+    (text, token) pairs are counted per token."""
+    split = pc.utf8_split_whitespace(pa.array([t.lower() for t in texts], pa.large_string()))
+    words = pc.list_flatten(split)
+    nonempty = pc.greater(pc.binary_length(words), 0)
+    parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy().astype(np.int64)
+    encoded = pc.filter(words, nonempty).dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    vocabulary = len(encoded.dictionary)
+    present = np.unique(parents * max(vocabulary, 1) + codes)
+    frequency = np.bincount(present % max(vocabulary, 1), minlength=vocabulary)
+    tokens = encoded.dictionary.to_pylist()
+    return (
+        np.bincount(parents, minlength=len(texts)),
+        dict(zip(tokens, frequency.tolist(), strict=True)),
+    )
 
 
 def shard_partial(
@@ -109,14 +121,15 @@ def shard_partial(
         return ShardPartial(shard, len(ids), fingerprint(ids), moments)
     texts = table.column("text").to_pylist()
     present = [t for t in texts if t is not None]
+    words, frequencies = token_statistics(present)
     return ShardPartial(
         shard,
         len(ids),
         fingerprint(ids),
         moments,
         text_chars=Moments.of(np.array([len(t) for t in present], dtype=np.float64)),
-        text_words=Moments.of(np.array([len(t.split()) for t in present], dtype=np.float64)),
-        doc_freq=dict(document_frequencies(present)),
+        text_words=Moments.of(words.astype(np.float64)),
+        doc_freq=frequencies,
     )
 
 

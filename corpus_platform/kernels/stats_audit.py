@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.stats import column_values, document_frequencies
+from corpus_platform.kernels.stats import column_values
 from corpus_platform.store.datasets import read_shard
 
 
@@ -65,6 +65,15 @@ def squared_deviations(shard: int, train: Path, means: dict[str, float]) -> dict
         deviations = present(column_values(table, name)) - mean
         out[name] = math.fsum((deviations * deviations).tolist())
     return out
+
+
+def document_frequencies(texts: list[str]) -> Counter[str]:
+    """In how many texts each lower-cased whitespace token occurs, counted the plain way (one
+    Python set per text), unlike the fit's vectorized count."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(set(text.lower().split()))
+    return counts
 
 
 def present(values: np.ndarray) -> np.ndarray:

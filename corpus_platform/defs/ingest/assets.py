@@ -10,7 +10,12 @@ from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import EXPECTATIONS, IDS_UNIQUE, RAW_DOCUMENTS
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.ingest import assemble_shard, canonical_schema, spill_file
+from corpus_platform.kernels.ingest import (
+    assemble_shard,
+    canonical_schema,
+    ingest_counts,
+    spill_file,
+)
 from corpus_platform.kernels.readers import list_input_files
 from corpus_platform.store.datasets import MANIFEST, iter_shards, staged_folder, write_json
 from corpus_platform.store.registry import RAW_INPUT
@@ -30,19 +35,22 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> d
     engine = corpus.engine(config)
     with staged_folder(corpus.stage_dir(RAW_DOCUMENTS)) as staging:
         spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
-        rows_per_file = engine.map_shards(spill, range(len(files)))
+        summaries = engine.map_shards(spill, range(len(files)))
         assemble = partial(
             assemble_shard, staging=staging, schema=canonical_schema(config.input.features)
         )
         shards = engine.map_shards(assemble, range(config.num_shards))
         shutil.rmtree(staging / "_spill", ignore_errors=True)
-        per_file = {
-            f.relative_to(root).as_posix(): n for f, n in zip(files, rows_per_file, strict=True)
-        }
-        write_json({"rows": sum(rows_per_file), "rows_per_file": per_file}, staging / MANIFEST)
+        counts = ingest_counts([f.relative_to(root).as_posix() for f in files], summaries)
+        manifest = {"rows": counts["rows"], "rows_per_file": counts["rows_per_file"]}
+        write_json(manifest, staging / MANIFEST)
     for empty in (s.shard for s in shards if s.rows == 0):
         context.log.warning(f"shard {empty} of {RAW_DOCUMENTS} is empty")
-    counts = {"rows": sum(rows_per_file), "files": len(files), "rows_per_file": per_file}
+    if counts["replaced_chars"]:
+        context.log.warning(
+            f"{counts['replaced_chars']} undecodable bytes replaced with U+FFFD "
+            f"(input.decode_errors: replace): {counts['replaced_chars_per_file']}"
+        )
     return publish(corpus, config, RAW_DOCUMENTS, [], counts, inputs={RAW_INPUT: root})
 
 
@@ -74,9 +82,14 @@ def great_expectations_suite(corpus: CorpusProject) -> dg.AssetCheckResult:
 
     config = corpus.load()
     suite = expectations.build_suite(config.input.features, config.input.ranges)
-    failures = []
-    for shard, table in iter_shards(corpus.stage_dir(RAW_DOCUMENTS), config.num_shards):
-        failures += [f"shard {shard}: {f.describe()}" for f in expectations.validate(table, suite)]
+    validate = partial(
+        expectations.validate_shard,
+        folder=corpus.stage_dir(RAW_DOCUMENTS),
+        features=config.input.features,
+        ranges=config.input.ranges,
+    )
+    per_shard = corpus.engine(config).map_shards(validate, range(config.num_shards))
+    failures = [failure for shard in per_shard for failure in shard]
     return dg.AssetCheckResult(
         passed=not failures,
         metadata={

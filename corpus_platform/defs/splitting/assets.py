@@ -11,10 +11,13 @@ from corpus_platform.defs.names import DEDUPLICATED_DOCUMENTS, SPLIT_DOCUMENTS, 
 from corpus_platform.defs.publish import publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.asof import compute_entity_shard, spill_by_entity
+from corpus_platform.kernels.components import ComponentReport, ComponentStats
+from corpus_platform.kernels.cut import ComponentPlan, plan_components
 from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.leakage import split_moves
-from corpus_platform.kernels.split import SplitPlan, entity_components, split_shard
+from corpus_platform.kernels.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.temporal import quantile_cutoffs
+from corpus_platform.redact import redact_text
 from corpus_platform.store.datasets import (
     MANIFEST,
     read_all_shards,
@@ -39,23 +42,102 @@ def compute_asof(engine: LocalEngine, upstream: Path, scratch: Path, config: Cor
     )
 
 
-def make_plan(upstream: Path, scratch: Path, config: CorpusConfig) -> SplitPlan:
-    """Components (group modes), cutoffs (time modes) and as-of features for the split."""
-    mode = config.split.mode
-    components = {}
-    if mode in ("group", "time_group"):
-        pairs = read_parquet(upstream / "pairs" / "similar_pairs.parquet")
-        components = entity_components(
-            pairs, read_all_shards(upstream / "clusters", config.num_shards)
+def component_plan(upstream: Path, config: CorpusConfig) -> ComponentPlan | None:
+    """Group modes: components, their report and any cut; fails the step on an oversize
+    component the config does not cut (or that cannot be cut), naming it and the fix."""
+    if config.split.mode not in ("group", "time_group"):
+        return None
+    plan = plan_components(
+        read_parquet(upstream / "pairs" / "similar_pairs.parquet"),
+        read_all_shards(upstream / "clusters", config.num_shards),
+        upstream,
+        config.num_shards,
+        config.split,
+        config.seed,
+    )
+    if plan.error is not None:
+        raise dg.Failure(
+            description=redact_text(plan.error),
+            metadata=component_metadata(plan),
         )
+    return plan
+
+
+def make_plan(
+    upstream: Path, scratch: Path, config: CorpusConfig, linked: ComponentPlan | None
+) -> SplitPlan:
+    """Components (group modes), cutoffs (time modes) and as-of features for the split."""
     cutoffs = (
         quantile_cutoffs(upstream, config.num_shards, config.split.ratios, config.split.gap_days)
         if config.split.uses_time
         else None
     )
     return SplitPlan(
-        mode, config.split.ratios, config.seed, components, cutoffs, config.asof_features, scratch
+        config.split.mode,
+        config.split.ratios,
+        config.seed,
+        linked.components if linked else {},
+        cutoffs,
+        config.asof_features,
+        scratch,
+        linked.bridges if linked else frozenset(),
     )
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _components_table(stats: tuple[ComponentStats, ...]) -> str:
+    lines = [
+        "| component | rows | share | entities | joins: entity / cluster / pair | sample doc_ids |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {_cell(s.name)} | {s.rows:,} | {s.share:.1%} | {s.entities:,} | "
+        f"{s.entity_joins:,} / {s.cluster_joins:,} / {s.pair_joins:,} | "
+        f"{_cell(', '.join(s.sample_doc_ids))} |"
+        for s in stats
+    ]
+    return redact_text("\n".join(lines))
+
+
+def _histogram(report: ComponentReport) -> str:
+    lines = ["| rows per component | components | rows | share of rows |", "|---|---:|---:|---:|"]
+    lines += [
+        f"| {low if low == high else f'{low}-{high}'} | {n:,} | {rows:,} | "
+        f"{rows / (report.rows or 1):.1%} |"
+        for low, high, n, rows in report.histogram
+    ]
+    return "\n".join(lines)
+
+
+def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
+    """The component-size histogram, the largest components and any cut, for the UI."""
+    report = plan.report
+    largest = report.largest[0].share if report.largest else 0.0
+    metadata = {
+        "component_sizes": dg.MetadataValue.md(_histogram(report)),
+        "largest_components": dg.MetadataValue.md(_components_table(report.largest)),
+        "largest_component_share": dg.MetadataValue.float(round(largest, 6)),
+    }
+    if report.oversize:
+        metadata["oversize_components"] = dg.MetadataValue.md(_components_table(report.oversize))
+    if plan.cuts:
+        lines = [
+            "| component | pieces | largest piece | rows to train / validation / test | "
+            f"{BRIDGE} rows dropped |",
+            "|---|---:|---:|---|---:|",
+        ]
+        lines += [
+            f"| {_cell(c.component)} | {c.piece_count:,} | {c.largest_piece:,} | "
+            f"{' / '.join(f'{c.split_rows[n]:,}' for n in SPLITS)} | {len(c.bridges):,} |"
+            for c in plan.cuts
+        ]
+        metadata["cut_components"] = dg.MetadataValue.md(redact_text("\n".join(lines)))
+        metadata["bridge_rows"] = dg.MetadataValue.int(len(plan.bridges))
+        metadata["cut_piece_share"] = dg.MetadataValue.float(round(plan.piece_share or 0.0, 6))
+    return metadata
 
 
 def stability_check(previous: Path, staging: Path, config: CorpusConfig) -> dg.AssetCheckResult:
@@ -88,13 +170,14 @@ def stability_check(previous: Path, staging: Path, config: CorpusConfig) -> dg.A
 def split_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
     upstream, engine = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.engine(config)
+    linked = component_plan(upstream, config)
     with (
         corpus.scratch(SPLIT_DOCUMENTS) as scratch,
         staged_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging,
     ):
         if config.asof_features:
             compute_asof(engine, upstream, scratch, config)
-        plan = make_plan(upstream, scratch, config)
+        plan = make_plan(upstream, scratch, config, linked)
         totals: Counter[str] = Counter()
         for placed in engine.map_shards(
             partial(split_shard, upstream=upstream, staging=staging, plan=plan),
@@ -111,7 +194,10 @@ def split_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         }
         write_json(counts, staging / MANIFEST)
         stability = stability_check(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config)
-    extra = {"linked_components": len(set(plan.components.values()))}
+    extra = {
+        "linked_components": len(set(plan.components.values())),
+        **(component_metadata(linked) if linked else {}),
+    }
     return publish(
         corpus, config, SPLIT_DOCUMENTS, [DEDUPLICATED_DOCUMENTS], counts, extra, [stability]
     )

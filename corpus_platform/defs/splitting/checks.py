@@ -19,6 +19,7 @@ from corpus_platform.defs.names import (
 )
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels import asof
+from corpus_platform.kernels.components import PlacedComponent, largest_placed
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.hashing import unit_interval
 from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs, held_out_neighbours
@@ -104,10 +105,34 @@ def _component_shares(root: Path, config: CorpusConfig) -> Counter[str]:
     return Counter(seen.values())
 
 
+def _component_cause(
+    largest: PlacedComponent | None,
+    achieved: dict[str, float],
+    config: CorpusConfig,
+) -> str:
+    """Why the shares deviate, when the largest component is the reason: its share alone
+    exceeds the tolerance, or it landed in the split that is furthest over its target."""
+    if largest is None:
+        return ""
+    ratios, tolerance = config.split.ratios, config.split.tolerance
+    over = max(SPLITS, key=lambda n: (achieved[n] - ratios[n], n))
+    landed_over = largest.split == over and achieved[over] > ratios[over]
+    if largest.share <= tolerance and not landed_over:
+        return ""
+    where = f"{largest.split}, the split furthest over its target" if landed_over else largest.split
+    return (
+        f"; cause: the largest component {largest.name!r} holds {largest.rows} of "
+        f"{largest.total_rows} rows ({largest.share:.1%}) and is placed whole in {where}. Set "
+        f"split.oversize: cut with split.max_component_share below {largest.share:.3f} (now "
+        f"{config.split.max_component_share}) to cut it, or raise split.tolerance"
+    )
+
+
 @corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS)
 def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
     """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
-    ``time_group`` mode (where windows drop rows by design) shares of components by bucket."""
+    ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
+    In the group modes a failure names the largest component when it is the cause."""
     config = corpus.load()
     root = corpus.stage_dir(SPLIT_DOCUMENTS)
     by_component = config.split.mode == "time_group"
@@ -124,17 +149,23 @@ def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
     achieved = {name: sizes[name] / total for name in SPLITS}
     worst = max(abs(achieved[n] - config.split.ratios[n]) for n in SPLITS)
     unit = "component" if by_component else "row"
-    return dg.AssetCheckResult(
-        passed=worst <= config.split.tolerance,
-        metadata={
-            "verdict": f"largest deviation of {unit} shares {worst:.3f}, "
-            f"tolerance {config.split.tolerance}",
-            "achieved": ", ".join(
-                f"{n} {achieved[n]:.3f} (want {config.split.ratios[n]:.3f})" for n in SPLITS
-            ),
-            f"{unit}s": {n: sizes[n] for n in SPLITS},
-        },
-    )
+    passed = worst <= config.split.tolerance
+    grouped = config.split.mode in ("group", "time_group")
+    largest = largest_placed(root, config.num_shards) if grouped else None
+    cause = "" if passed else _component_cause(largest, achieved, config)
+    metadata: dict[str, object] = {
+        "verdict": f"largest deviation of {unit} shares {worst:.3f}, "
+        f"tolerance {config.split.tolerance}{cause}",
+        "achieved": ", ".join(
+            f"{n} {achieved[n]:.3f} (want {config.split.ratios[n]:.3f})" for n in SPLITS
+        ),
+        f"{unit}s": {n: sizes[n] for n in SPLITS},
+    }
+    if largest is not None:
+        metadata["largest_component"] = (
+            f"{largest.name}: {largest.rows} rows ({largest.share:.1%}) in {largest.split}"
+        )
+    return dg.AssetCheckResult(passed=passed, metadata=metadata)
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER)
