@@ -31,9 +31,10 @@ sorted by doc id: identical for any number of workers and any number of logical 
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import pairwise
 from pathlib import Path
@@ -56,6 +57,7 @@ from corpus_platform.kernels.minhash import ShingleSets, shingle_sets
 from corpus_platform.kernels.unionfind import UnionFind
 from corpus_platform.store.datasets import (
     HASH_FILE_OPTIONS,
+    count_rows,
     iter_batches,
     iter_shards,
     part_path,
@@ -115,6 +117,13 @@ class DedupParams:
     normalization: TextNormalization = field(default_factory=TextNormalization)
     keep: str = "quality"
     verify: bool = True
+    groups: int = BAND_GROUPS  # band groups: more for a corpus whose band keys exceed memory
+
+    def for_rows(self, rows: int, memory_mb: int) -> DedupParams:
+        """These parameters with enough band groups for ``rows`` rows' band keys to be grouped
+        within ``memory_mb`` (results do not depend on the grouping)."""
+        needed = partitions_for(rows * self.bands[0], BAND_ROW_BYTES, memory_mb)
+        return replace(self, groups=max(BAND_GROUPS, needed))
 
     def __post_init__(self) -> None:
         if not 0.0 < self.pair_threshold <= self.threshold < 1.0:
@@ -148,9 +157,9 @@ class DedupParams:
         return optimal_bands(self.pair_threshold, self.num_perm)
 
     def band_groups(self) -> list[range]:
-        """The bands split into ``BAND_GROUPS`` contiguous groups, grouped one at a time."""
+        """The bands split into ``groups`` contiguous groups, grouped one at a time."""
         bands = self.bands[0]
-        edges = np.linspace(0, bands, min(BAND_GROUPS, bands) + 1).round().astype(int)
+        edges = np.linspace(0, bands, min(self.groups, bands) + 1).round().astype(int)
         return [range(int(a), int(b)) for a, b in pairwise(edges)]
 
 
@@ -354,14 +363,35 @@ def candidate_pairs(scratch: Path, num_shards: int, params: DedupParams) -> list
     return sorted(pairs)
 
 
-def exact_duplicate_groups(scratch: Path, num_shards: int) -> list[list[str]]:
-    """Groups (size > 1) of doc ids with equal exact keys (see :func:`exact_keys`), sorted."""
-    hashes = pa.concat_tables(
-        [t for _, t in iter_shards(scratch / "keys", num_shards, ["doc_id", "key"])]
-    )
-    grouped = hashes.group_by("key").aggregate([("doc_id", "list"), ("doc_id", "count")])
-    grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
-    return sorted(sorted(g) for g in grouped.column("doc_id_list").to_pylist())
+KEY_ROW_BYTES = 256  # an exact key row while grouping: id and key strings, hash table, lists
+BAND_ROW_BYTES = 64  # a band key row while grouping: 18 bytes, the sort order and copies
+
+
+def partitions_for(rows: int, row_bytes: int, memory_mb: int) -> int:
+    """How many parts a grouping of ``rows`` must be cut into for one part to fit in half of
+    ``memory_mb`` (the other half is for what the step keeps)."""
+    return max(1, math.ceil(rows * row_bytes / ((memory_mb << 20) // 2)))
+
+
+def exact_duplicate_groups(scratch: Path, num_shards: int, partitions: int = 1) -> list[list[str]]:
+    """Groups (size > 1) of doc ids with equal exact keys (see :func:`exact_keys`), sorted.
+
+    Keys are grouped one partition (``key hash mod partitions``) at a time, each read from
+    every shard, so memory holds one partition's keys.
+    """
+    groups: list[list[str]] = []
+    for part in range(partitions):
+        tables = []
+        for _, table in iter_shards(scratch / "keys", num_shards, ["doc_id", "key"]):
+            if partitions > 1:
+                owner = [int(k[-8:], 16) % partitions for k in table.column("key").to_pylist()]
+                table = table.filter(pa.array(np.array(owner) == part))
+            tables.append(table)
+        hashes = pa.concat_tables(tables)
+        grouped = hashes.group_by("key").aggregate([("doc_id", "list"), ("doc_id", "count")])
+        grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
+        groups += grouped.column("doc_id_list").to_pylist()
+    return sorted(sorted(g) for g in groups)
 
 
 @dataclass(frozen=True)
@@ -604,9 +634,11 @@ def cluster_documents(
     verification keeps at most ``memory_mb`` of candidate sketches."""
     candidates = candidate_pairs(scratch, num_shards, params)
     scored = score_pairs(candidates, scratch, num_shards, params, memory_mb)
-    cluster_of = build_clusters(
-        exact_duplicate_groups(scratch, num_shards), scored, params.threshold
+    rows = count_rows(scratch / "keys", num_shards)
+    exact = exact_duplicate_groups(
+        scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
     )
+    cluster_of = build_clusters(exact, scored, params.threshold)
     info = member_info(set(cluster_of), scratch, num_shards)
     representative = choose_representatives(cluster_of, info, params.keep)
     similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)

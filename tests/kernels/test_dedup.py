@@ -275,3 +275,23 @@ def test_verification_within_a_tiny_memory_budget_scores_the_same(tmp_path: Path
     roomy = dedup.score_pairs(pairs, tmp_path / "scratch", 4, PARAMS, memory_mb=1024)
     tight = dedup.score_pairs(pairs, tmp_path / "scratch", 4, PARAMS, memory_mb=0)
     assert tight == roomy and len(roomy) >= 3
+
+
+def test_grouping_in_parts_changes_nothing(tmp_path: Path) -> None:
+    write_corpus(tmp_path / "up", planted(), 3, {})
+    many = replace(PARAMS, groups=40)
+    for shard in range(3):
+        signature_shard(shard, tmp_path / "up", tmp_path / "few", PARAMS)
+        signature_shard(shard, tmp_path / "up", tmp_path / "many", many)
+    assert len(many.band_groups()) == 40 > len(PARAMS.band_groups())
+    assert dedup.candidate_pairs(tmp_path / "many", 3, many) == dedup.candidate_pairs(
+        tmp_path / "few", 3, PARAMS
+    )
+    whole = dedup.exact_duplicate_groups(tmp_path / "few", 3)
+    assert whole and dedup.exact_duplicate_groups(tmp_path / "few", 3, partitions=5) == whole
+
+
+def test_band_groups_grow_with_rows_beyond_the_memory_budget() -> None:
+    assert PARAMS.for_rows(1000, 1024).groups == dedup.BAND_GROUPS
+    assert PARAMS.for_rows(10**8, 64).groups > dedup.BAND_GROUPS
+    assert dedup.partitions_for(10**6, 256, 64) == 8

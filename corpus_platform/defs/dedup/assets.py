@@ -24,6 +24,7 @@ from corpus_platform.kernels.dedup import (
 )
 from corpus_platform.store.datasets import (
     MANIFEST,
+    count_rows,
     read_parquet,
     staged_folder,
     write_json,
@@ -44,8 +45,9 @@ from corpus_platform.store.datasets import (
 )
 def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
     config = corpus.load()
-    params = DedupParams.from_config(config)
     upstream, shards = corpus.stage_dir(FILTERED_DOCUMENTS), range(config.num_shards)
+    rows = count_rows(upstream, config.num_shards)
+    params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     engine = corpus.engine(config)
     with corpus.scratch(DEDUPLICATED_DOCUMENTS) as scratch:
         engine.map_shards(

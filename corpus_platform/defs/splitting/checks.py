@@ -25,7 +25,7 @@ from corpus_platform.kernels.hashing import unit_interval
 from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs, held_out_neighbours
 from corpus_platform.kernels.split import bucket_bounds, split_of
 from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
-from corpus_platform.store.datasets import iter_shards, read_parquet
+from corpus_platform.store.datasets import count_rows, iter_shards, read_parquet
 
 ASOF_SAMPLE_RATE = 0.1
 
@@ -69,10 +69,12 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject) -> dg.AssetCheckR
     the split's rows are sketched afresh, rows sharing a band key across train and a held-out
     split are candidates, and each is confirmed by exact Jaccard."""
     config = corpus.load()
-    params = DedupParams.from_config(config)
+    root = corpus.stage_dir(SPLIT_DOCUMENTS)
+    rows = sum(count_rows(root / name, config.num_shards) for name in SPLITS)
+    params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     with corpus.scratch(NO_NEAR_DUPLICATE_ACROSS_SPLITS) as scratch:
         report = held_out_neighbours(
-            corpus.stage_dir(SPLIT_DOCUMENTS),
+            root,
             config.num_shards,
             params,
             ("validation", "test"),
