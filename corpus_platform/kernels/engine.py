@@ -67,3 +67,11 @@ class LocalEngine:
         except BrokenProcessPool:
             _POOLS.pop(self.workers, None)  # a worker died (killed, out of memory): start afresh
             raise
+
+
+def shutdown_pools() -> None:
+    """Stop every worker pool this process started (they restart on the next map). A
+    ``multiprocessing`` child must call this before it returns: atexit does not run there, and
+    the child's exit waits for its own child processes."""
+    while _POOLS:
+        _POOLS.popitem()[1].shutdown()
