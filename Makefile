@@ -6,7 +6,7 @@ export DAGSTER_HOME := $(CURDIR)/.dagster
 
 BENCH_VENV := .bench-venv
 
-.PHONY: install run ui test lint bench clean
+.PHONY: install run ui test lint bench bench-large clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,13 +34,16 @@ test: install
 	$(BIN)/ruff check corpus_platform tests bench
 	$(BIN)/pytest -q
 
-## bench: separate venvs with datatrove and text-dedup; 100,000 generated documents; writes BENCHMARKS.md
+## bench: separate venvs with the peers (datatrove, rensa, text-dedup); the whole graph on 10,000 and
+## 100,000 generated web-like documents (bench/webcorpus.py), the dedup comparison on 100,000;
+## writes BENCHMARKS.md. bench-large: the whole graph on 1,000,000 documents (its own section).
 # tokenizers: datatrove.pipeline.dedup's __init__ imports it (MinHash itself never uses it).
+# rensa: a dedup peer (bench/peers/rensa_minhash.py); datasketch, the other, is a project dependency.
 $(BENCH_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e . datatrove==0.10.1 regex==2026.11.15 spacy==3.8.18 \
-		tokenizers==0.23.3
+		tokenizers==0.23.3 rensa==0.5.0
 	touch $@
 
 # bench/peers/text_dedup_minhash.py: text-dedup 0.4.1 requires Python >= 3.12 (python3 here is
@@ -61,8 +64,11 @@ $(TEXTDEDUP_VENV)/.installed:
 	touch $@
 
 bench: $(BENCH_VENV)/.installed $(TEXTDEDUP_VENV)/.installed
-	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 10000,100000 --workers 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/dedup_benchmark.py --docs 100000 --workers 2 --out BENCHMARKS.md
+
+bench-large: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large --out BENCHMARKS.md
 
 lint: install
 	$(BIN)/ruff check corpus_platform tests bench

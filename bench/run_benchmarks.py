@@ -1,27 +1,41 @@
-"""`make bench`: time every stage on a generated corpus and compare the filters with datatrove.
+r"""`make bench`: the whole graph at several corpus sizes, and the filters against datatrove.
 
 Run in the benchmark environment (.bench-venv: the project plus datatrove), never in tests:
 
-    .bench-venv/bin/python bench/run_benchmarks.py --docs 100000 --out BENCHMARKS.md
+    .bench-venv/bin/python bench/run_benchmarks.py --docs 10000,100000 --workers 2
+    .bench-venv/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large
 
-1. Generates ``--docs`` English-like documents of about 1 KB (the sample corpus's writer, with
-   authors, timestamps, features and a url) into a scratch project under ``.bench/``.
-2. Heuristic filters head to head, one process each, same documents, texts loaded before the
-   clock starts: the project's filters (every Gopher quality and repetition rule, C4 rules, URL,
-   code, blocklist and domain; PII and language excluded) against datatrove's
-   GopherQualityFilter + GopherRepetitionFilter + C4QualityFilter (bench/datatrove_filters.py).
-3. Language identification (lingua) throughput on its own.
-4. The whole graph through Dagster with ``engine.workers`` processes; each stage's duration
-   comes from Dagster's step events; peak memory from getrusage.
+1. For each size, streams that many web-like documents (``bench/webcorpus.py``: 200 to 2,000
+   words, about 7.5 KB; 5% exact copies, 15% edited and 4% reformatted near-duplicates) into
+   ``data/raw`` of a scratch project under ``--work``, with an evaluation set for the
+   decontamination stage in ``data/eval/benchmark.jsonl`` (fresh passages, plus a few copied
+   from the corpus), and the repository's corpus.yaml with ``engine.workers: --workers``. Then
+   builds every stage through Dagster in a fresh process (an ephemeral instance). Each step's
+   seconds come from Dagster's step events, the seconds spent pinning each stage with DVC from
+   its ``pin_seconds`` metadata; rates are per document and per MB of text (UTF-8 bytes of
+   every document's text); peak resident memory is each process's own VmHWM: the Dagster
+   process, and every engine worker just before its pool is shut down. The project is deleted
+   afterwards (a million documents take gigabytes).
+2. Heuristic filters head to head on the first ``--filter-docs`` documents, one process each,
+   texts loaded before the clock starts: the project's batched filters (``judge_texts``: every
+   Gopher quality and repetition rule, C4 rules, URL, code, blocklist and domain; PII and
+   language are separate) against datatrove's GopherQualityFilter + GopherRepetitionFilter +
+   C4QualityFilter.
+3. Language identification (lingua) throughput on its own, on the same documents.
+
+Output: the "bench" section of ``--out`` (BENCHMARKS.md), between ``<!-- bench:begin -->`` and
+``<!-- bench:end -->``; the sections other scripts own (dedup, large) are kept. ``--large``
+runs only step 1 and writes the "large" section instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
-import resource
+import re
 import shutil
 import subprocess
 import sys
@@ -31,15 +45,18 @@ from pathlib import Path
 
 import dagster as dg
 import yaml
+from webcorpus import WebCorpus, words_of, write_corpus
 
 from corpus_platform.config import parse_config
 from corpus_platform.defs.names import STAGES
 from corpus_platform.kernels import langid
-from corpus_platform.kernels.filters import judge_text
+from corpus_platform.kernels.engine import shutdown_pools
+from corpus_platform.kernels.filters import judge_texts
 from corpus_platform.runner import run_build
-from corpus_platform.sample import _Writer
 
 REPO = Path(__file__).resolve().parents[1]
+EVAL_FRESH, EVAL_COPIED, EVAL_WORDS = 500, 20, 40  # evaluation passages
+SECTION_RE = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", re.S)
 
 
 def machine() -> str:
@@ -58,46 +75,47 @@ def machine() -> str:
     )
 
 
-def generate(project: Path, docs: int, seed: int) -> list[dict]:
-    """Write ``docs`` raw rows (10 jsonl files) and return them."""
-    w = _Writer(seed)
-    rows = []
-    for i in range(docs):
-        source = ("web", "wiki", "web", "code")[i % 4]
-        entity = f"{source}-author-{w.rng.randrange(max(10, docs // 20)):05d}"
-        text = w.code() if source == "code" else w.prose(170, 230)
-        rows.append(w.row(source, entity, text).record())
-    raw = project / "data" / "raw"
-    raw.mkdir(parents=True)
-    for part in range(10):
-        chunk = rows[part::10]
-        (raw / f"part-{part:02d}.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in chunk), encoding="utf-8"
-        )
-    return rows
+def peak_mb(pid: int | str = "self") -> float:
+    """A process's own peak resident set (VmHWM), in MB; 0.0 if it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
-def our_filters(texts: list[tuple[str, str]], config_path: Path) -> dict:
-    """Docs/s of the project's heuristic filters over (text, source) pairs, one process."""
+def children() -> list[int]:
+    """Process ids of this process's live children."""
+    pids: list[int] = []
+    for task in Path("/proc/self/task").iterdir():
+        pids += [int(p) for p in (task / "children").read_text().split()]
+    return sorted(pids)
+
+
+def our_filters(texts: list[str], sources: list[str], urls: list[str], config_path: Path) -> dict:
+    """Docs/s of the project's heuristic filters, batched as the filter stage runs them."""
     config = parse_config(yaml.safe_load(config_path.read_text())).filters
     start = time.perf_counter()
-    kept = sum(
-        all(v.passed for v in judge_text(text, config, source, None)) for text, source in texts
-    )
+    verdicts = judge_texts(texts, sources, urls, config)
     seconds = time.perf_counter() - start
+    kept = sum(all(v.passed for v in row) for row in verdicts)
     return {
         "docs": len(texts),
+        "rules": len(judge_texts(["x"], [""], [None], parse_config({}).filters)[0]),
         "seconds": seconds,
         "docs_per_second": len(texts) / seconds,
         "kept": kept,
     }
 
 
-def datatrove_filters(texts: list[tuple[str, str]], work: Path) -> dict:
+def datatrove_filters(texts: list[str], work: Path) -> dict:
     """Docs/s of datatrove's Gopher quality + Gopher repetition + C4 filters, one process."""
     path = work / "texts.jsonl"
     path.write_text(
-        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, (t, _) in enumerate(texts)),
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)),
         encoding="utf-8",
     )
     out = work / "datatrove.json"
@@ -109,126 +127,275 @@ def datatrove_filters(texts: list[tuple[str, str]], work: Path) -> dict:
 
 
 def lingua_throughput(texts: list[str], config_path: Path) -> dict:
-    """Docs/s of batched lingua language identification."""
+    """Docs/s of batched lingua language identification, and the share it keeps."""
     config = parse_config(yaml.safe_load(config_path.read_text())).filters
-    langid.keep_confidence(texts[:10], config.languages or ("en",), config.language_candidates)
+    languages = config.languages or ("en",)
+    langid.keep_confidence(texts[:10], languages, config.language_candidates)
     start = time.perf_counter()
-    langid.keep_confidence(texts, config.languages or ("en",), config.language_candidates)
+    confidence = langid.keep_confidence(texts, languages, config.language_candidates)
     seconds = time.perf_counter() - start
-    return {"docs": len(texts), "seconds": seconds, "docs_per_second": len(texts) / seconds}
+    kept = sum(c >= config.min_language_confidence for c in confidence)
+    return {
+        "docs": len(texts),
+        "seconds": seconds,
+        "docs_per_second": len(texts) / seconds,
+        "kept": kept,
+    }
 
 
-def pipeline(project: Path, workers: int) -> dict:
-    """Build every stage through Dagster; durations per step and peak memory."""
-    config = yaml.safe_load((REPO / "corpus.yaml").read_text())
-    config["engine"] = {"kind": "local", "workers": workers}
-    config["decontamination"] = {"eval_sets": {}}
-    config["split"]["tolerance"] = 0.05
-    (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+def write_eval_set(path: Path, seed: int) -> None:
+    """Evaluation passages of ``EVAL_WORDS`` words: ``EVAL_FRESH`` from another seed's
+    documents and ``EVAL_COPIED`` from the benchmark corpus's first documents (contamination
+    for the decontamination stage to find)."""
+    passages = []
+    for corpus_seed, count in ((seed + 1_000, EVAL_FRESH), (seed, EVAL_COPIED)):
+        for doc in WebCorpus(corpus_seed, track_truth=False).documents(count):
+            passages.append(" ".join(words_of(doc.text)[100 : 100 + EVAL_WORDS]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"eval-{i:04d}", "text": p}) + "\n" for i, p in enumerate(passages)
+        ),
+        encoding="utf-8",
+    )
+
+
+def _build_child(project: Path, out: Path) -> None:
+    """Runs in a fresh process: build the project; write timings, counts and peaks."""
     start = time.perf_counter()
     report = run_build(project, instance=dg.DagsterInstance.ephemeral())
     total = time.perf_counter() - start
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"report": report, "total": total, "rss_self_mb": own, "rss_worker_mb": children}
+    workers = [peak_mb(pid) for pid in children()]
+    shutdown_pools()  # a multiprocessing child's exit would wait for its pool's workers
+    result = {
+        "ok": report.ok,
+        "failures": report.failures
+        + [f"{c.asset}.{c.name}" for c in report.checks if not c.passed],
+        "total": total,
+        "seconds": report.seconds,
+        "pins": {k: v.get("pin_seconds", 0.0) for k, v in report.materialized.items()},
+        "rows": {k: v.get("rows") for k, v in report.materialized.items()},
+        "driver_mb": peak_mb(),
+        "worker_mb": sorted((w for w in workers if w), reverse=True),
+    }
+    out.write_text(json.dumps(result), encoding="utf-8")
 
 
-def render(
-    args: argparse.Namespace,
-    ours: dict,
-    theirs: dict,
-    lingua: dict,
-    built: dict,
-    generated_s: float,
-) -> str:
-    """BENCHMARKS.md."""
-    report = built["report"]
-    rows_in = report.materialized.get("raw_documents", {}).get("rows", args.docs)
-    rules = len(judge_text("x", parse_config({}).filters))
+def build(work: Path, docs: int, workers: int, seed: int, keep: bool) -> dict:
+    """Write a project of ``docs`` documents and build it in a fresh process."""
+    project = work / f"project-{docs}"
+    shutil.rmtree(project, ignore_errors=True)
+    written = write_corpus(project / "data" / "raw", docs, seed)
+    write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
+    config = yaml.safe_load((REPO / "corpus.yaml").read_text())
+    config["engine"] = {**config.get("engine", {}), "kind": "local", "workers": workers}
+    (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    out = work / f"build-{docs}.json"
+    out.unlink(missing_ok=True)
+    print(f"build: {docs:,} documents written in {written.seconds:.0f} s", flush=True)
+    child = multiprocessing.get_context("spawn").Process(target=_build_child, args=(project, out))
+    child.start()
+    child.join()
+    if not out.is_file():
+        raise RuntimeError(f"the build of {project} died (exit code {child.exitcode})")
+    result = json.loads(out.read_text(encoding="utf-8"))
+    if not keep:
+        shutil.rmtree(project, ignore_errors=True)
+    return {
+        **result,
+        "docs": docs,
+        "megabytes": written.text_bytes / 1e6,
+        "generated": written.seconds,
+    }
+
+
+def stage_table(built: dict) -> list[str]:
+    """Per-step seconds, documents/s, MB/s, the share spent pinning, and peak memory."""
+    docs, megabytes, seconds = built["docs"], built["megabytes"], built["seconds"]
+    lines = [
+        f"### {docs:,} documents ({megabytes:,.0f} MB of text)",
+        "",
+        "| step | seconds | docs/s | MB/s | rows out | pinning (DVC) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for stage in STAGES:
+        took = seconds.get(stage)
+        if not took:
+            lines.append(f"| {stage} | not built | | | | |")
+            continue
+        pin = built["pins"].get(stage) or 0.0
+        rows = built["rows"].get(stage)
+        lines.append(
+            f"| {stage} | {took:,.1f} | {docs / took:,.0f} | {megabytes / took:,.2f} | "
+            f"{rows if rows is None else f'{rows:,}'} | {pin:.1f} s ({pin / took:.0%}) |"
+        )
+    for check, took in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        if check not in STAGES and took >= 0.5:
+            lines.append(f"| check {check} | {took:,.1f} | | | | |")
+    checks = sum(v for k, v in seconds.items() if k not in STAGES)
+    total = built["total"]
+    verdict = (
+        "every stage built, every check passed"
+        if built["ok"]
+        else ("FAILED: " + "; ".join(built["failures"]))
+    )
+    workers = ", ".join(f"{mb:,.0f}" for mb in built["worker_mb"]) or "none alive"
+    lines += [
+        f"| (all checks) | {checks:,.1f} | | | | |",
+        f"| **whole graph, wall time** | **{total:,.1f}** | **{docs / total:,.0f}** | "
+        f"**{megabytes / total:,.2f}** | | |",
+        "",
+        f"Result: {verdict}. Per document: {total / docs * 1e6:,.0f} µs; per MB of text: "
+        f"{total / megabytes:,.2f} s. Peak resident memory (VmHWM): {built['driver_mb']:,.0f} MB "
+        f"in the Dagster process; engine workers: {workers} MB. Corpus written in "
+        f"{built['generated']:,.0f} s (not counted).",
+        "",
+    ]
+    return lines
+
+
+def graph_lines(args: argparse.Namespace, builds: list[dict]) -> list[str]:
+    """The whole-graph tables and, for several sizes, how time and memory scale."""
+    lines = [f"## The whole graph through Dagster ({args.workers} worker processes)", ""]
+    for built in builds:
+        lines += stage_table(built)
+    if len(builds) > 1:
+        small, large = builds[0], builds[-1]
+        ratio = large["total"] / small["total"]
+        lines += [
+            f"Scaling: {large['docs'] / small['docs']:,.0f}x the documents took {ratio:.1f}x the "
+            f"time; the Dagster process's peak went from {small['driver_mb']:,.0f} to "
+            f"{large['driver_mb']:,.0f} MB ({large['driver_mb'] / small['driver_mb']:.2f}x).",
+            "",
+        ]
+    return lines
+
+
+def corpus_line(args: argparse.Namespace) -> str:
+    """What was measured on what."""
+    return (
+        f"Corpus: web-like documents of 200 to 2,000 words (about 7.5 KB) from "
+        f"`bench/webcorpus.py`, seed {args.seed} (a Zipf vocabulary led by real English words, "
+        "then made-up words; 5% exact copies, 15% edited copies at word 5-gram Jaccard 0.5 to "
+        "1.0, 4% punctuation, markup, line-break and bullet variants; `src` web / wiki / code "
+        "50 / 30 / 20%, all prose). Configuration: the repository's corpus.yaml with "
+        f"`engine.workers: {args.workers}`; the evaluation set holds {EVAL_FRESH} fresh "
+        f"{EVAL_WORDS}-word passages and {EVAL_COPIED} copied from the corpus."
+    )
+
+
+def render(args: argparse.Namespace, filters: dict, lingua: dict, builds: list[dict]) -> str:
+    """The "bench" section of BENCHMARKS.md."""
+    ours, theirs = filters["ours"], filters["datatrove"]
     speedup = ours["docs_per_second"] / theirs["docs_per_second"]
     command = f".bench-venv/bin/python bench/run_benchmarks.py --docs {args.docs} "
     command += f"--workers {args.workers}"
-    verdict = (
-        "every stage built, every check passed"
-        if report.ok
-        else "FAILED: " + "; ".join(report.failures)
-    )
     lines = [
+        "<!-- bench:begin -->",
         "# Benchmarks",
         "",
-        f"Command: `make bench` (= `{command}`), run {datetime.now(UTC):%Y-%m-%d}.",
+        f"Command: `make bench` (= `{command}`, then the dedup comparison below), run "
+        f"{datetime.now(UTC):%Y-%m-%d}.",
         f"Machine: {machine()}.",
-        f"Corpus: {args.docs:,} generated documents of about 1 KB (English-like prose, a quarter "
-        f"code), generated in {generated_s:.1f} s.",
+        corpus_line(args),
         "",
-        "## Heuristic filters against datatrove (one process each, same documents)",
+        *graph_lines(args, builds),
+        f"## Heuristic filters against datatrove (one process each, {ours['docs']:,} documents, "
+        f"{filters['megabytes']:,.1f} MB)",
         "",
-        "| implementation | filters | docs/s | kept |",
-        "|---|---|---:|---:|",
-        f"| corpus_platform | {rules} heuristic rules: Gopher quality + repetition, C4, URL, code, "
-        f"blocklist, domain | {ours['docs_per_second']:,.0f} | {ours['kept']:,} |",
+        "| implementation | filters | docs/s | MB/s | kept |",
+        "|---|---|---:|---:|---:|",
+        f"| corpus_platform | {ours['rules']} heuristic rules: Gopher quality + repetition, C4, "
+        f"URL, code, blocklist, domain (batched) | {ours['docs_per_second']:,.0f} | "
+        f"{filters['megabytes'] / ours['seconds']:,.2f} | {ours['kept']:,} |",
         f"| datatrove {theirs['datatrove_version']} | GopherQuality + GopherRepetition + C4Quality "
-        f"(defaults) | {theirs['docs_per_second']:,.0f} | {theirs['kept']:,} |",
+        f"(defaults) | {theirs['docs_per_second']:,.0f} | "
+        f"{filters['megabytes'] / theirs['seconds']:,.2f} | "
+        f"{theirs['kept']:,} |",
         "",
-        f"Speed-up: **{speedup:.1f}x**. The kept counts differ because the project exempts the "
-        "code documents from the prose rules (`filters.exempt` in corpus.yaml) and datatrove has "
-        "no such setting, so it removes them.",
+        f"Speed-up: **{speedup:.1f}x**. The kept counts can differ where the project exempts a "
+        "source from the prose rules (`filters.exempt`: the `code` rows here) and datatrove has "
+        "no such setting, and where the rules differ (C4's curly-brace rule removes the copies "
+        "with `{{...}}` markup in both).",
         "",
         f"datatrove's setup: {theirs.get('notes', '')}",
         "",
         "## Language identification (lingua-language-detector, batched, all cores)",
         "",
-        f"{lingua['docs']:,} documents in {lingua['seconds']:.1f} s: "
-        f"**{lingua['docs_per_second']:,.0f} docs/s**.",
-        "",
-        f"## Every stage through Dagster ({args.workers} worker processes)",
-        "",
-        "| stage | seconds | docs/s (rows in) |",
-        "|---|---:|---:|",
-    ]
-    for stage in STAGES:
-        seconds = report.seconds.get(stage)
-        lines.append(
-            f"| {stage} | {seconds:.1f} | {rows_in / seconds:,.0f} |"
-            if seconds
-            else f"| {stage} | not built | |"
-        )
-    checks = sum(v for k, v in report.seconds.items() if k not in STAGES)
-    lines += [
-        f"| (all checks) | {checks:.1f} | |",
-        f"| **total wall time** | {built['total']:.1f} | {rows_in / built['total']:,.0f} |",
-        "",
-        f"Build result: {verdict}.",
-        f"Peak resident memory: {built['rss_self_mb']:,.0f} MB in the driver process, "
-        f"{built['rss_worker_mb']:,.0f} MB in the largest child process.",
-        "",
+        f"{lingua['docs']:,} documents (the non-code ones above) in {lingua['seconds']:.1f} s: "
+        f"**{lingua['docs_per_second']:,.0f} docs/s**; {lingua['kept']:,} kept as English at "
+        "the configured confidence.",
+        "<!-- bench:end -->",
     ]
     return "\n".join(lines)
 
 
+def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
+    """The "large" section of BENCHMARKS.md (``make bench-large``)."""
+    command = f".bench-venv/bin/python bench/run_benchmarks.py --docs {args.docs} "
+    command += f"--workers {args.workers} --large"
+    lines = [
+        "<!-- large:begin -->",
+        "## Large corpus: the whole graph",
+        "",
+        f"Command: `make bench-large` (= `{command}`), run {datetime.now(UTC):%Y-%m-%d}. "
+        f"Machine: {machine()}.",
+        corpus_line(args),
+        "",
+        *graph_lines(args, builds)[2:],
+        "<!-- large:end -->",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, name: str, text: str) -> None:
+    """Put ``text`` (a ``<!-- name:begin -->`` section) into ``path``, keeping the other marked
+    sections in the order bench, large, dedup; unmarked text (an older layout) is dropped."""
+    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
+    sections[name] = text
+    order = ["bench", "large", "dedup"]
+    ordered = [sections[k] for k in order if k in sections]
+    ordered += [v for k, v in sections.items() if k not in order]
+    path.write_text("\n\n".join(ordered) + "\n", encoding="utf-8")
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--docs", type=int, default=100_000)
+    """Run the filter comparison (unless ``--large``) and the whole graph at every size."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", default="10000,100000", help="comma-separated corpus sizes")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=3, help="corpus seed")
+    parser.add_argument("--filter-docs", type=int, default=2_000)
+    parser.add_argument("--large", action="store_true", help="whole graph only, large section")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch projects")
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
-    if args.work.exists():
-        shutil.rmtree(args.work)
-    project = args.work / "project"
-    start = time.perf_counter()
-    rows = generate(project, args.docs, args.seed)
-    generated_s = time.perf_counter() - start
-    texts = [(r["body"], r["src"]) for r in rows]
-    ours = our_filters(texts, REPO / "corpus.yaml")
-    theirs = datatrove_filters(texts, args.work)
-    lingua = lingua_throughput([t for t, s in texts if s != "code"][:20_000], REPO / "corpus.yaml")
-    del rows, texts
-    built = pipeline(project, args.workers)
-    args.out.write_text(render(args, ours, theirs, lingua, built, generated_s), encoding="utf-8")
-    print(args.out.read_text(encoding="utf-8"))
-    return 0 if built["report"].ok else 1
+    sizes = [int(n) for n in args.docs.split(",") if n.strip()]
+    args.work.mkdir(parents=True, exist_ok=True)
+    config_path = REPO / "corpus.yaml"
+    if not args.large:
+        sample = list(WebCorpus(args.seed, track_truth=False).documents(args.filter_docs))
+        texts = [d.text for d in sample]
+        filters = {
+            "ours": our_filters(
+                texts, [d.source for d in sample], [d.url for d in sample], config_path
+            ),
+            "datatrove": datatrove_filters(texts, args.work),
+            "megabytes": sum(len(t.encode("utf-8")) for t in texts) / 1e6,
+        }
+        lingua = lingua_throughput([d.text for d in sample if d.source != "code"], config_path)
+        del sample, texts
+    builds = [build(args.work, n, args.workers, args.seed, args.keep) for n in sizes]
+    if args.large:
+        text = render_large(args, builds)
+        write_section(args.out, "large", text)
+    else:
+        text = render(args, filters, lingua, builds)
+        write_section(args.out, "bench", text)
+    print(text)
+    return 0 if all(b["ok"] for b in builds) else 1
 
 
 if __name__ == "__main__":

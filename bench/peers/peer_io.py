@@ -2,8 +2,9 @@
 
 Standard library only: the peers run in their own benchmark environments, without the project.
 The output contract that ``bench/dedup_benchmark.py`` reads: a JSONL file whose first line is
-``{"seconds", "docs", "tool", "notes", "stages"}``, then one ``{"a", "b"}`` line (``a < b``)
-per pair of documents the tool put in one duplicate cluster.
+``{"seconds", "docs", "tool", "notes", "stages"}`` (and optionally ``"workers"``, the processes
+or threads the tool actually used, when not ``--workers``), then one ``{"a", "b"}`` line
+(``a < b``) per pair of documents the tool put in one duplicate cluster (or matched).
 """
 
 from __future__ import annotations
