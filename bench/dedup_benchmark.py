@@ -254,7 +254,8 @@ def section(
         "## Near-duplicate detection (accuracy, speed, memory)",
         "",
         f"Command: `.bench-venv/bin/python bench/dedup_benchmark.py --docs {args.docs} "
-        f"--workers {args.workers}` (run by `make bench`), {time.strftime('%Y-%m-%d')}; "
+        f"--workers {args.workers} --peers {args.peers} --memory-scale {args.memory_scale}` "
+        f"(run by `make bench`), {time.strftime('%Y-%m-%d')}; "
         f"machine: {platform.processor() or platform.machine()}, "
         f"{multiprocessing.cpu_count()} cores, Python {platform.python_version()}.",
         f"Settings from corpus.yaml: threshold {args.threshold}, 128 permutations, word 5-grams. "
@@ -338,9 +339,7 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=5, help="corpus seed")
-    parser.add_argument(
-        "--peers", default="rensa,datasketch,datatrove,text-dedup", help=", ".join(PEERS)
-    )
+    parser.add_argument("--peers", default="rensa,datasketch", help=", ".join(PEERS))
     parser.add_argument("--memory-scale", type=int, default=4, help="memory run: N x --docs")
     parser.add_argument("--work", type=Path, default=REPO / ".bench" / "dedup")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")

@@ -181,14 +181,17 @@ def _build_child(project: Path, out: Path) -> None:
     out.write_text(json.dumps(result), encoding="utf-8")
 
 
-def build(work: Path, docs: int, workers: int, seed: int, keep: bool) -> dict:
-    """Write a project of ``docs`` documents and build it in a fresh process."""
+def build(work: Path, docs: int, workers: int, seed: int, keep: bool, language: bool) -> dict:
+    """Write a project of ``docs`` documents and build it in a fresh process; ``language``
+    False turns language identification off (``filters.languages: []``)."""
     project = work / f"project-{docs}"
     shutil.rmtree(project, ignore_errors=True)
     written = write_corpus(project / "data" / "raw", docs, seed)
     write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
     config = yaml.safe_load((REPO / "corpus.yaml").read_text())
     config["engine"] = {**config.get("engine", {}), "kind": "local", "workers": workers}
+    if not language:
+        config["filters"]["languages"] = []
     (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     out = work / f"build-{docs}.json"
     out.unlink(missing_ok=True)
@@ -331,19 +334,26 @@ def render(args: argparse.Namespace, filters: dict, lingua: dict, builds: list[d
 
 
 def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
-    """The "large" section of BENCHMARKS.md (``make bench-large``)."""
+    """The "large" section of BENCHMARKS.md (``make bench-large``), or with ``--no-language``
+    the "nolang" section: the whole graph only, language identification off."""
+    name = "large" if args.large else "nolang"
     command = f".bench-venv/bin/python bench/run_benchmarks.py --docs {args.docs} "
-    command += f"--workers {args.workers} --large"
+    command += f"--workers {args.workers}" + (" --large" if args.large else "")
+    command += "" if args.language else " --no-language"
+    title = (
+        "## Large corpus: the whole graph"
+        if args.large
+        else "## The whole graph with language identification off (`filters.languages: []`)"
+    )
     lines = [
-        "<!-- large:begin -->",
-        "## Large corpus: the whole graph",
+        f"<!-- {name}:begin -->",
+        title,
         "",
-        f"Command: `make bench-large` (= `{command}`), run {datetime.now(UTC):%Y-%m-%d}. "
-        f"Machine: {machine()}.",
+        f"Command: `{command}`, run {datetime.now(UTC):%Y-%m-%d}. Machine: {machine()}.",
         corpus_line(args),
         "",
         *graph_lines(args, builds)[2:],
-        "<!-- large:end -->",
+        f"<!-- {name}:end -->",
     ]
     return "\n".join(lines)
 
@@ -354,7 +364,7 @@ def write_section(path: Path, name: str, text: str) -> None:
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
     sections[name] = text
-    order = ["bench", "large", "dedup"]
+    order = ["bench", "nolang", "large", "dedup"]
     ordered = [sections[k] for k in order if k in sections]
     ordered += [v for k, v in sections.items() if k not in order]
     path.write_text("\n\n".join(ordered) + "\n", encoding="utf-8")
@@ -369,13 +379,19 @@ def main() -> int:
     parser.add_argument("--filter-docs", type=int, default=2_000)
     parser.add_argument("--large", action="store_true", help="whole graph only, large section")
     parser.add_argument("--keep", action="store_true", help="keep the scratch projects")
+    parser.add_argument(
+        "--no-language",
+        dest="language",
+        action="store_false",
+        help="whole graph only, language identification off (its own section)",
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
     sizes = [int(n) for n in args.docs.split(",") if n.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     config_path = REPO / "corpus.yaml"
-    if not args.large:
+    if not args.large and args.language:
         sample = list(WebCorpus(args.seed, track_truth=False).documents(args.filter_docs))
         texts = [d.text for d in sample]
         filters = {
@@ -387,10 +403,10 @@ def main() -> int:
         }
         lingua = lingua_throughput([d.text for d in sample if d.source != "code"], config_path)
         del sample, texts
-    builds = [build(args.work, n, args.workers, args.seed, args.keep) for n in sizes]
-    if args.large:
+    builds = [build(args.work, n, args.workers, args.seed, args.keep, args.language) for n in sizes]
+    if args.large or not args.language:
         text = render_large(args, builds)
-        write_section(args.out, "large", text)
+        write_section(args.out, "large" if args.large else "nolang", text)
     else:
         text = render(args, filters, lingua, builds)
         write_section(args.out, "bench", text)

@@ -9,7 +9,9 @@ from pathlib import Path
 from corpus_platform.config import load_config
 from corpus_platform.redact import CorpusError
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
+from corpus_platform.store.candidates import list_candidates, remove_candidates
 from corpus_platform.store.lineage import lineage_report
+from corpus_platform.store.lock import ProjectBusy, current_holder, wait_until_free
 from corpus_platform.store.registry import list_snapshots
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
 
@@ -44,7 +46,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     root = Path(args.root).resolve()
     load_config(root / args.config)  # fail fast with the config's own error
-    report = run_build(root, args.config)
+    holder = current_holder(root)
+    if holder is not None and not args.wait:
+        raise ProjectBusy(
+            f"{root}: another build is running ({holder.describe()}); "
+            "wait for it with `corpus run --wait` or stop that run first"
+        )
+    if holder is not None:
+        print(f"waiting for the running build ({holder.describe()})", flush=True)
+        wait_until_free(root)
+    report = run_build(root, args.config, progress=True)
     print(report.render())
     return 0 if report.ok else 1
 
@@ -62,6 +73,23 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
             f"{e['asset']:<24} {e['snapshot_id'][:16]:<16} config={e['config_hash'][:12]} "
             f"code={e['code_version'][:12]}{dirty} upstream: {upstream or '-'}"
         )
+    return 0
+
+
+def cmd_candidates(args: argparse.Namespace) -> int:
+    """List rejected candidates kept in quarantine, with the checks that failed."""
+    records = list_candidates(Path(args.root).resolve())
+    if not records:
+        print("no rejected candidates")
+        return 0
+    for record in records:
+        failed = [c for c in record["checks"] if not c["passed"]]
+        print(
+            f"{record['asset']:<24} {record['snapshot_id'][:16]:<16} run={record['run_id'][:8]} "
+            f"{record['path']}  failed: {', '.join(c['check'] for c in failed)}"
+        )
+        for check in failed:
+            print(f"    {check['check']}: {check['verdict']}")
     return 0
 
 
@@ -120,11 +148,18 @@ def cmd_gc(args: argparse.Namespace) -> int:
         print(f"keep   {snapshot}: {why}")
     for snapshot in plan.delete:
         print(f"delete {snapshot}")
+    candidates = list_candidates(root)
+    for record in candidates:
+        print(f"delete rejected candidate {record['path']} ({record['snapshot_id']})")
     if args.dry_run:
         print("dry run: nothing deleted")
         return 0
     removed = collect(root, plan)
-    print(f"deleted {len(plan.delete)} snapshot(s), {removed} object file(s) from cache and remote")
+    remove_candidates(root)
+    print(
+        f"deleted {len(plan.delete)} snapshot(s), {removed} object file(s) from cache and "
+        f"remote, {len(candidates)} rejected candidate(s)"
+    )
     return 0
 
 
@@ -144,6 +179,7 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="build every dataset through Dagster and print a summary")
     run.add_argument("--root", default=".", help="project folder (holds corpus.yaml and data/)")
     run.add_argument("--config", default="corpus.yaml", help="config file, relative to --root")
+    run.add_argument("--wait", action="store_true", help="wait for a running build to finish")
     run.set_defaults(func=cmd_run)
 
     snaps = sub.add_parser("snapshots", help="list recorded snapshots")
@@ -159,6 +195,7 @@ def parser() -> argparse.ArgumentParser:
         command.set_defaults(func=func)
         return command
 
+    add("candidates", cmd_candidates, "list rejected candidates kept in quarantine")
     add("checkout", cmd_checkout, "restore a snapshot from DVC", "snapshot").add_argument(
         "--with-upstream", action="store_true", help="also restore its chain and its raw inputs"
     )

@@ -221,6 +221,12 @@ class SplitConfig(_Model):
     and drops the fewest bridging rows it can into ``dropped/`` (reason ``bridge``); see
     :mod:`corpus_platform.kernels.cut`. The split's metadata shows the component-size
     histogram, the largest components and any cut.
+
+    ``epoch`` changes a split on purpose. Within an epoch the stability check fails when a
+    validation or test row of the published split would move into train; a higher epoch may
+    move rows, and the held-out rows of the previous epoch that moved into train are listed in
+    the split's ``epoch_moves/`` table and counted in the registry, so no model is compared on
+    an evaluation set it was trained on. Epochs only increase.
     """
 
     mode: Literal["group", "row", "time", "time_group"] = "group"
@@ -232,6 +238,7 @@ class SplitConfig(_Model):
     gap_days: Annotated[float, Field(ge=0.0)] = 0.0
     max_component_share: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05
     oversize: Literal["fail", "cut"] = "fail"
+    epoch: Annotated[int, Field(ge=0)] = 0
 
     @property
     def uses_time(self) -> bool:

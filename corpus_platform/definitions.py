@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from corpus_platform.console import LOGGER_KEY, corpus_logger
 from corpus_platform.defs import schedules
 from corpus_platform.defs.dedup import assets as dedup_assets
 from corpus_platform.defs.filtering import assets as filtering_assets
@@ -9,18 +10,14 @@ from corpus_platform.defs.ingest import assets as ingest_assets
 from corpus_platform.defs.mixing import assets as mixing_assets
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting import assets as splitting_assets
-from corpus_platform.defs.splitting import checks as splitting_checks
 from corpus_platform.defs.statistics import assets as statistics_assets
-from corpus_platform.defs.statistics import checks as statistics_checks
 
 STAGE_MODULES = [
     ingest_assets,
     filtering_assets,
     dedup_assets,
     splitting_assets,
-    splitting_checks,
     statistics_assets,
-    statistics_checks,
     mixing_assets,
 ]
 
@@ -33,11 +30,11 @@ def build_definitions(project: CorpusProject | None = None) -> dg.Definitions:
     """
     return dg.Definitions(
         assets=dg.load_assets_from_modules(STAGE_MODULES),
-        asset_checks=dg.load_asset_checks_from_modules(STAGE_MODULES),
         jobs=[schedules.build_corpus],
         schedules=[schedules.nightly_rebuild],
         sensors=[schedules.new_raw_files],
         resources={"corpus": project or CorpusProject()},
+        loggers={LOGGER_KEY: corpus_logger},
         executor=dg.in_process_executor,
     )
 

@@ -1,15 +1,19 @@
 """Run the build job in this process against the Dagster instance, and summarize the result."""
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from corpus_platform.console import LOGGER_KEY
 from corpus_platform.definitions import build_definitions
 from corpus_platform.defs.names import STAGES
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
+
+LOG_DIR = Path(".corpus") / "logs"
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class BuildReport:
     failures: list[str] = field(default_factory=list)
     selected: tuple[str, ...] = STAGES
     seconds: dict[str, float] = field(default_factory=dict)
+    log_file: Path | None = None
 
     def check(self, name: str) -> CheckVerdict:
         """The verdict of the check called ``name``."""
@@ -64,6 +69,8 @@ class BuildReport:
         lines.append(
             "result: " + ("every stage built, every check passed" if self.ok else "FAILED")
         )
+        if not self.ok and self.log_file is not None:
+            lines.append(f"Dagster's full log of this build: {self.log_file}")
         return "\n".join(lines)
 
     def _details(self) -> list[str]:
@@ -129,6 +136,8 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
             report.failures.append(
                 f"{event.step_key}: {_root_cause(event.step_failure_data.error)}"
             )
+        elif event.is_run_failure and getattr(event.event_specific_data, "error", None):
+            report.failures.append(f"run: {_root_cause(event.event_specific_data.error)}")
     for evaluation in result.get_asset_check_evaluations():
         meta = _plain(evaluation.metadata)
         report.checks.append(
@@ -148,6 +157,7 @@ def run_build(
     config_file: str = "corpus.yaml",
     instance: dg.DagsterInstance | None = None,
     assets: list[str] | None = None,
+    progress: bool = False,
 ) -> BuildReport:
     """Execute the build job for the project at ``root`` and summarize it.
 
@@ -157,15 +167,21 @@ def run_build(
         instance: Dagster instance recording the run; ``DagsterInstance.get()`` (DAGSTER_HOME)
             when omitted.
         assets: Only these assets (and their checks); every asset when omitted.
+        progress: Print one line per stage as it starts and ends (``corpus run``). Dagster's
+            own log always goes to a file under ``.corpus/logs/`` (``BuildReport.log_file``).
     """
     defs = build_definitions(CorpusProject(root=str(root), config_file=config_file))
+    log_file = root / LOG_DIR / f"build-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.log"
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    logger_config = {"log_file": str(log_file), "progress": progress}
     job = defs.resolve_job_def(BUILD_JOB)
     result = job.execute_in_process(
         instance=instance or dg.DagsterInstance.get(),
         raise_on_error=False,
         asset_selection=[dg.AssetKey(name) for name in assets] if assets else None,
-        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        run_config={"loggers": {LOGGER_KEY: {"config": logger_config}}},
     )
     report = summarize(result)
+    report.log_file = log_file
     report.selected = tuple(s for s in STAGES if not assets or s in assets)
     return report

@@ -57,8 +57,37 @@ def test_sample_then_run_prints_the_summary(project) -> None:
     )
     assert "removed per filter: blocklist_words 20, c4_curly_braces 10" in out
     assert "split sizes: train " in out and "duplicate clusters: " in out
+    lines = out.splitlines()
+    for stage in ("raw_documents", "split_documents", "training_mix"):  # one line each way
+        assert sum(line.startswith(stage) and line.endswith(" started") for line in lines) == 1
+        built_line = next(
+            line for line in lines if line.startswith(f"{stage} ") and " built " in line
+        )
+        assert built_line.endswith(" s") and " rows " in built_line
+    assert " - STEP_" not in out + built.stderr  # Dagster's event log went to the file
+    logs = list((root / ".corpus" / "logs").glob("build-*.log"))
+    assert len(logs) == 1 and "STEP_SUCCESS" in logs[0].read_text(encoding="utf-8")
     snapshots = run(["snapshots"], env, root)
     assert len(snapshots.stdout.splitlines()) == 7 and "training_mix" in snapshots.stdout
+
+
+def test_a_failed_check_is_told_calmly_with_the_log_path(project, tmp_path: Path) -> None:
+    source, env = project
+    root = tmp_path / "copy"
+    shutil.copytree(source, root)
+    env = {**env, "DAGSTER_HOME": str(root / ".dagster")}  # leave the web server test's runs alone
+    config = yaml.safe_load((root / "corpus.yaml").read_text(encoding="utf-8"))
+    config["split"]["mode"] = "row"
+    (root / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = run(["run"], env, root)
+    assert done.returncode == 1
+    out = done.stdout
+    assert "split_documents          FAILED" in out
+    assert "FAIL split_documents.no_entity_in_two_splits: entities in more than one split: " in out
+    assert "rejected by" in out and "corpus candidates" in out
+    assert "Stack Trace" not in out + done.stderr and " - ERROR - " not in done.stderr
+    log = Path(out.split("Dagster's full log of this build: ")[1].split()[0])
+    assert log.is_file() and "Stack Trace" in log.read_text(encoding="utf-8")
 
 
 def test_run_without_dagster_home_refuses(project) -> None:

@@ -1,17 +1,37 @@
-"""How every blocking check is declared: redacted, and recorded in the snapshot registry."""
+"""How every blocking check is declared and run: on the stage's candidate, before it is published.
 
-import functools
+A check is a function ``(corpus, candidate) -> AssetCheckResult`` registered for its stage with
+:func:`corpus_check`; ``candidate`` is the folder the stage just wrote (not yet ``data/<asset>``).
+The stage's asset declares the specs (:func:`check_specs`) so Dagster shows every check under
+the asset, and its publish step runs them all with :func:`audit`: one failing never skips
+another, and a check that raises counts as failed with its error as the verdict.
+"""
+
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from corpus_platform.defs.names import STAGE_CHECKS
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.redact import redact
-from corpus_platform.store.registry import CHECK, append_record
-from corpus_platform.store.snapshots import current_snapshot
+from corpus_platform.redact import redact, redact_text
 
-CheckFn = Callable[[CorpusProject], dg.AssetCheckResult]
+CheckFn = Callable[[CorpusProject, Path], dg.AssetCheckResult]
+
+
+@dataclass(frozen=True)
+class StageCheck:
+    """One registered blocking check of a stage."""
+
+    asset: str
+    name: str
+    fn: CheckFn
+    description: str
+
+
+_REGISTERED: dict[tuple[str, str], StageCheck] = {}
 
 
 def plain_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -19,41 +39,64 @@ def plain_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return {key: getattr(value, "value", value) for key, value in metadata.items()}
 
 
-def record_check(
-    corpus: CorpusProject, asset: str, result: dg.AssetCheckResult
-) -> dg.AssetCheckResult:
-    """Redact a check result and append its verdict to the registry against the asset's
-    current snapshot."""
-    metadata = redact(plain_metadata(dict(result.metadata)))
-    snapshot = current_snapshot(corpus.root_path, corpus.stage_dir(asset)) or "unpinned"
-    append_record(
-        corpus.root_path,
-        CHECK,
-        {
-            "asset": asset,
-            "check": result.check_name,
-            "snapshot_id": snapshot,
-            "passed": result.passed,
-            "verdict": metadata.get("verdict", ""),
-        },
-    )
+def corpus_check(*, asset: str, name: str) -> Callable[[CheckFn], CheckFn]:
+    """Register a blocking check of ``asset`` (its name must be listed in ``STAGE_CHECKS``)."""
+    if name not in STAGE_CHECKS.get(asset, ()):
+        raise ValueError(f"check {name!r} of {asset!r} is not listed in names.STAGE_CHECKS")
+
+    def register(fn: CheckFn) -> CheckFn:
+        _REGISTERED[(asset, name)] = StageCheck(asset, name, fn, (fn.__doc__ or "").strip())
+        return fn
+
+    return register
+
+
+def check_on_published(fn: CheckFn, corpus: CorpusProject) -> dg.AssetCheckResult:
+    """Run a registered check on its stage's published folder (``data/<asset>``), as an audit
+    of what is already there rather than of a new candidate."""
+    check = next(c for c in _REGISTERED.values() if c.fn is fn)
+    return _run_one(check, corpus, corpus.stage_dir(check.asset))
+
+
+def registered_checks(asset: str) -> list[StageCheck]:
+    """The check functions of ``asset`` in ``STAGE_CHECKS`` order; a listed name without one is
+    an error (a check that silently did not run would read as passed)."""
+    missing = [n for n in STAGE_CHECKS[asset] if (asset, n) not in _REGISTERED]
+    if missing:
+        raise RuntimeError(f"checks {missing} of {asset!r} are listed but not registered")
+    return [_REGISTERED[(asset, name)] for name in STAGE_CHECKS[asset]]
+
+
+def check_specs(asset: str) -> list[dg.AssetCheckSpec]:
+    """The Dagster specs of every blocking check of ``asset``, as the asset declares them (its
+    checks module must be imported first, for their descriptions)."""
+    return [
+        dg.AssetCheckSpec(c.name, asset=asset, blocking=True, description=c.description)
+        for c in registered_checks(asset)
+    ]
+
+
+def _run_one(check: StageCheck, corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+    try:
+        result = check.fn(corpus, candidate)
+    except Exception as error:
+        return dg.AssetCheckResult(
+            check_name=check.name,
+            passed=False,
+            metadata={"verdict": redact_text(f"check raised {type(error).__name__}: {error}")},
+        )
     return dg.AssetCheckResult(
-        passed=result.passed, check_name=result.check_name, metadata=metadata
+        check_name=check.name, passed=result.passed, metadata=result.metadata
     )
 
 
-def corpus_check(*, asset: str, name: str) -> Callable[[CheckFn], dg.AssetChecksDefinition]:
-    """Declare a blocking asset check whose verdict is redacted and recorded."""
-
-    def decorate(fn: CheckFn) -> dg.AssetChecksDefinition:
-        @functools.wraps(fn)
-        def run(corpus: CorpusProject) -> dg.AssetCheckResult:
-            result = fn(corpus)
-            named = dg.AssetCheckResult(
-                passed=result.passed, check_name=name, metadata=result.metadata
-            )
-            return record_check(corpus, asset, named)
-
-        return dg.asset_check(asset=asset, name=name, blocking=True, description=fn.__doc__)(run)
-
-    return decorate
+def audit(corpus: CorpusProject, asset: str, candidate: Path) -> list[dg.AssetCheckResult]:
+    """Every check of ``asset`` run on its candidate, in ``STAGE_CHECKS`` order, redacted."""
+    results = []
+    for check in registered_checks(asset):
+        result = _run_one(check, corpus, candidate)
+        metadata = redact(plain_metadata(dict(result.metadata)))
+        results.append(
+            dg.AssetCheckResult(check_name=check.name, passed=result.passed, metadata=metadata)
+        )
+    return results

@@ -18,6 +18,11 @@ STAGES = (
     TRAINING_MIX,
 )
 
+TRAIN = "train"  # the split statistics are fitted on and the mix draws from
+STATISTICS_FILE = "statistics.json"  # inside fitted_statistics/
+# inside split_documents/ after a split.epoch change: held-out rows that moved into train
+EPOCH_MOVES = "epoch_moves/moved_into_train.parquet"
+
 IDS_UNIQUE = "ids_unique"
 EXPECTATIONS = "great_expectations_suite"
 REMOVALS_HAVE_REASONS = "every_removal_has_reason"
@@ -33,3 +38,22 @@ ASOF_CAUSALITY = "asof_features_causal"
 NO_NEAR_DUPLICATE_ACROSS_SPLITS = "no_train_neighbour_of_held_out_rows"
 NORMALIZED_WITH_FROZEN_STATISTICS = "normalized_with_frozen_train_statistics"
 NO_BENCHMARK_OVERLAP = "no_benchmark_ngram_overlap"
+
+# The blocking checks of each stage, in the order they run on its candidate (write-audit-publish).
+STAGE_CHECKS: dict[str, tuple[str, ...]] = {
+    RAW_DOCUMENTS: (IDS_UNIQUE, EXPECTATIONS),
+    FILTERED_DOCUMENTS: (REMOVALS_HAVE_REASONS,),
+    DEDUPLICATED_DOCUMENTS: (NO_KEPT_NEAR_DUPLICATES,),
+    SPLIT_DOCUMENTS: (
+        SPLIT_STABILITY,
+        NO_ENTITY_IN_TWO_SPLITS,
+        NO_CLUSTER_IN_TWO_SPLITS,
+        NO_NEAR_DUPLICATE_ACROSS_SPLITS,
+        SPLIT_RATIOS,
+        TEMPORAL_ORDER,
+        ASOF_CAUSALITY,
+    ),
+    FITTED_STATISTICS: (FITTED_ON_TRAIN,),
+    NORMALIZED_SPLITS: (NORMALIZED_WITH_FROZEN_STATISTICS,),
+    TRAINING_MIX: (MIX_PROPORTIONS, NO_BENCHMARK_OVERLAP),
+}

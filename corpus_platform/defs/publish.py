@@ -1,22 +1,27 @@
-"""Pin a published stage folder with DVC and describe it in the materialization metadata."""
+"""Write-audit-publish: a stage's candidate is checked, then published with DVC or quarantined."""
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.checks import plain_metadata
+from corpus_platform.defs.checks import audit
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.redact import redact
+from corpus_platform.store.candidates import quarantine
+from corpus_platform.store.datasets import candidate_path, promote
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import CHECK, append_record, record_snapshot
 from corpus_platform.store.snapshots import current_snapshot, ensure_dvc_project, pin
 
 DEFAULT_REMOTE = ".dvc-storage"
+
+# What a stage asset yields: its check results, then its materialization (or a Failure).
+StageOutput = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
 
 
 def upstream_snapshots(project: CorpusProject, upstream: Sequence[str]) -> dict[str, str]:
@@ -31,62 +36,55 @@ def upstream_snapshots(project: CorpusProject, upstream: Sequence[str]) -> dict[
     return snapshots
 
 
+def upstream_assets() -> list[str]:
+    """The upstream assets of the asset being materialized, from its own definition (``deps``),
+    so provenance can never name other assets than the ones the graph draws."""
+    context = dg.AssetExecutionContext.get()
+    return sorted(key.to_user_string() for key in context.assets_def.dependency_keys)
+
+
 def publish(
     project: CorpusProject,
     config: CorpusConfig,
     asset: str,
-    upstream: Sequence[str],
     counts: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
-    check_results: Sequence[dg.AssetCheckResult] = (),
     inputs: Mapping[str, Path] | None = None,
-) -> dg.MaterializeResult:
-    """Pin ``data/<asset>`` with DVC, record it in the registry and build the result.
+) -> StageOutput:
+    """Audit the candidate of ``asset`` (written to :func:`candidate_path`), then publish it or
+    reject it. Upstream snapshots are those of the asset's own ``deps``.
+
+    Every blocking check of the stage runs on the candidate (:func:`audit`). When all pass, the
+    candidate becomes ``data/<asset>``, is pinned with DVC and recorded in the registry, and the
+    materialization carries the check results. When any fails, ``data/``, its pointers and the
+    registry's snapshots stay exactly as they were: the candidate goes to quarantine
+    (:func:`reject`) and the step fails after reporting every verdict.
 
     ``counts`` (JSON-ready numbers) go to the metadata and the registry; ``extra`` (tables,
     markdown, images) only to the metadata. The metadata carries the snapshot id, the upstream
     snapshot ids, the config hash, the code version and the environment digest; a result missing
-    any of them is refused. ``inputs`` (raw files, evaluation sets) are pinned too and recorded
-    among the upstream snapshots. Everything recorded is redacted first.
+    any of them is refused. ``inputs`` (raw files, evaluation sets) are pinned on publication and
+    recorded among the upstream snapshots. Everything recorded is redacted first.
     """
     root = project.root_path
     ensure_dvc_project(root, root / DEFAULT_REMOTE)
-    upstream_ids = {
-        **upstream_snapshots(project, upstream),
-        **{name: pin(root, path) for name, path in sorted((inputs or {}).items())},
-    }
+    final = project.stage_dir(asset)
+    upstream_ids = upstream_snapshots(project, upstream_assets())
+    results = audit(project, asset, candidate_path(final))
+    if not all(result.passed for result in results):
+        yield from reject(project, config, asset, upstream_ids, counts, results)
+        return
+    upstream_ids |= {name: pin(root, path) for name, path in sorted((inputs or {}).items())}
+    promote(final)
     started = time.perf_counter()
-    snapshot = pin(root, project.stage_dir(asset), link=True)
+    snapshot = pin(root, final, link=True)
     pin_seconds = round(time.perf_counter() - started, 3)
-    code = code_version()
-    provenance = {
-        "snapshot_id": snapshot,
-        "upstream_snapshots": upstream_ids,
-        "config_hash": config.config_hash(),
-        "code_version": code.commit,
-        "code_dirty": code.dirty,
-        "environment_digest": environment_digest(),
-    }
-    require_provenance(provenance)
+    provenance = _provenance(config, snapshot, upstream_ids)
     counts = redact(dict(counts))
     record_snapshot(
         root, {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
     )
-    checks = []
-    for result in check_results:
-        metadata = redact(plain_metadata(dict(result.metadata)))
-        record = {
-            "asset": asset,
-            "check": result.check_name,
-            "snapshot_id": snapshot,
-            "passed": result.passed,
-        }
-        append_record(root, CHECK, {**record, "verdict": metadata.get("verdict", "")})
-        checks.append(
-            dg.AssetCheckResult(
-                passed=result.passed, check_name=result.check_name, metadata=metadata
-            )
-        )
+    _record_checks(root, asset, snapshot, results)
     metadata: dict[str, Any] = {
         **provenance,
         "upstream_snapshots": dg.MetadataValue.json(upstream_ids),
@@ -97,4 +95,82 @@ def publish(
         "replay_command": f"corpus replay {snapshot}",
         "pin_seconds": pin_seconds,
     }
-    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+    yield dg.MaterializeResult(metadata=metadata, check_results=results)
+
+
+def reject(
+    project: CorpusProject,
+    config: CorpusConfig,
+    asset: str,
+    upstream_ids: Mapping[str, str],
+    counts: Mapping[str, Any],
+    results: Sequence[dg.AssetCheckResult],
+) -> Iterator[dg.AssetCheckResult]:
+    """Quarantine the candidate of ``asset``, report every verdict, then fail the step.
+
+    Raises:
+        dg.Failure: naming the failed checks, the snapshot ``data/<asset>`` keeps and where the
+            candidate is kept.
+    """
+    root = project.root_path
+    run_id = dg.AssetExecutionContext.get().run_id
+    verdicts = [
+        {"check": r.check_name, "passed": r.passed, "verdict": str(r.metadata.get("verdict", ""))}
+        for r in results
+    ]
+    record = quarantine(
+        root,
+        asset,
+        candidate_path(project.stage_dir(asset)),
+        run_id,
+        {
+            "upstream_snapshots": dict(upstream_ids),
+            "config_hash": config.config_hash(),
+            "counts": redact(dict(counts)),
+            "checks": verdicts,
+        },
+    )
+    _record_checks(root, asset, record["snapshot_id"], results)
+    yield from results
+    failed = [v for v in verdicts if not v["passed"]]
+    kept = current_snapshot(root, project.stage_dir(asset)) or "nothing (never published)"
+    lines = [f"  FAIL {v['check']}: {v['verdict']}" for v in failed]
+    raise dg.Failure(
+        description=(
+            f"{asset}: candidate {record['snapshot_id']} rejected by {len(failed)} of "
+            f"{len(results)} checks; data/{asset} still holds {kept}. The candidate is kept in "
+            f"{record['path']} (`corpus candidates` lists it; `corpus gc` removes it).\n"
+            + "\n".join(lines)
+        ),
+        metadata={"candidate_snapshot": record["snapshot_id"], "candidate_path": record["path"]},
+    )
+
+
+def _provenance(
+    config: CorpusConfig, snapshot: str, upstream_ids: Mapping[str, str]
+) -> dict[str, Any]:
+    code = code_version()
+    provenance = {
+        "snapshot_id": snapshot,
+        "upstream_snapshots": dict(upstream_ids),
+        "config_hash": config.config_hash(),
+        "code_version": code.commit,
+        "code_dirty": code.dirty,
+        "environment_digest": environment_digest(),
+    }
+    require_provenance(provenance)
+    return provenance
+
+
+def _record_checks(
+    root: Path, asset: str, snapshot: str, results: Sequence[dg.AssetCheckResult]
+) -> None:
+    for result in results:
+        record = {
+            "asset": asset,
+            "check": result.check_name,
+            "snapshot_id": snapshot,
+            "passed": result.passed,
+            "verdict": str(result.metadata.get("verdict", "")),
+        }
+        append_record(root, CHECK, record)

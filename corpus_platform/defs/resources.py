@@ -1,15 +1,17 @@
 """The project resource: where the corpus lives and how it is configured."""
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 import dagster as dg
 
 from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.kernels.engine import LocalEngine
-from corpus_platform.store.datasets import stage_path
+from corpus_platform.store.datasets import recover_stage_folders, stage_path
+from corpus_platform.store.lock import Holder, project_lock
 
 
 class CorpusProject(dg.ConfigurableResource):
@@ -22,6 +24,23 @@ class CorpusProject(dg.ConfigurableResource):
 
     root: str = "."
     config_file: str = "corpus.yaml"
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Generator[Self, None, None]:
+        """During a run (from ``corpus run``, the UI, the schedule or the sensor), hold the
+        project's build lock: a second build of the same project fails at once, naming the
+        holder. A build that died without releasing the lock is marked failed and what it left
+        under ``data/`` is cleaned, each with a log line. Outside a run (a sensor evaluation)
+        nothing is locked."""
+        if context.dagster_run is None:
+            yield self
+            return
+        with project_lock(self.root_path, context.run_id) as lock:
+            if lock.crashed is not None:
+                _mark_crashed_run(context, lock.crashed)
+            for action in recover_stage_folders(self.root_path):
+                context.log.warning(f"leftover of an interrupted build: {action}")
+            yield self
 
     @property
     def root_path(self) -> Path:
@@ -55,3 +74,14 @@ class CorpusProject(dg.ConfigurableResource):
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _mark_crashed_run(context: dg.InitResourceContext, crashed: Holder) -> None:
+    """Mark the run of a build that died holding the lock as failed, if it still reads as
+    running."""
+    run = context.instance.get_run_by_id(crashed.run_id) if context.instance else None
+    message = f"the build {crashed.describe()} died without releasing the project lock"
+    if run is not None and not run.is_finished:
+        context.instance.report_run_failed(run, f"{message}; marked failed by run {context.run_id}")
+        message += "; its run is now marked failed"
+    context.log.warning(message)

@@ -7,11 +7,13 @@ from corpus_platform.kernels.hashing import fingerprint
 from corpus_platform.kernels.readers import list_input_files
 
 BUILD_JOB = "build_corpus"
+BUILD_TAG = "corpus/build"  # dagster.yaml's queue runs at most one job carrying it
 NIGHTLY_SCHEDULE = "nightly_rebuild"
 
 build_corpus = dg.define_asset_job(
     BUILD_JOB,
     selection=dg.AssetSelection.all(),
+    tags={BUILD_TAG: "build"},
     description="Materialize every stage from raw files to the training mix, with all checks.",
 )
 

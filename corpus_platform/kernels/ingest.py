@@ -21,9 +21,7 @@ import pyarrow.compute as pc
 from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels.hashing import content_hash, shard_of
 from corpus_platform.kernels.readers import Decoding, InputError, ReadStats, read_batches
-from corpus_platform.store.datasets import part_path, read_parquet, write_parquet
-
-LINEAGE_COLUMNS = ("raw_file", "raw_row")
+from corpus_platform.store.datasets import iter_shards, part_path, read_parquet, write_parquet
 
 
 def canonical_schema(features: tuple[str, ...]) -> pa.Schema:
@@ -269,7 +267,6 @@ class ShardSummary:
 
     shard: int
     rows: int
-    duplicate_ids: tuple[str, ...]
 
 
 def assemble_shard(shard: int, staging: Path, schema: pa.Schema) -> ShardSummary:
@@ -280,10 +277,18 @@ def assemble_shard(shard: int, staging: Path, schema: pa.Schema) -> ShardSummary
     table = table.sort_by(
         [("doc_id", "ascending"), ("raw_file", "ascending"), ("raw_row", "ascending")]
     )
-    ids = table.column("doc_id")
-    counts = pc.value_counts(ids)
-    repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     write_parquet(table, part_path(staging, shard))
-    return ShardSummary(
-        shard=shard, rows=len(table), duplicate_ids=tuple(sorted(repeated.to_pylist()))
-    )
+    return ShardSummary(shard=shard, rows=len(table))
+
+
+def repeated_ids(folder: Path, num_shards: int) -> tuple[int, list[str]]:
+    """Rows in a dataset and the doc_ids occurring more than once, sorted. A row's shard is a
+    function of its id, so counting shard by shard finds every repeat."""
+    rows, repeated = 0, []
+    for _, table in iter_shards(folder, num_shards, ["doc_id"]):
+        rows += len(table)
+        counts = pc.value_counts(table.column("doc_id"))
+        repeated += pc.filter(
+            counts.field("values"), pc.greater(counts.field("counts"), 1)
+        ).to_pylist()
+    return rows, sorted(repeated)

@@ -4,6 +4,7 @@ held-out rows have a near neighbour in train."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -117,31 +118,55 @@ def _assignments(root: Path, shards: range | list[int]) -> dict[str, str]:
     return where
 
 
-def split_moves(
+def _moves(
     previous: Path, current: Path, num_shards: int, previous_shards: int
-) -> MovesReport:
-    """Compare assignments shard by shard (all at once if the shard count changed)."""
+) -> Iterator[tuple[str, str, str | None]]:
+    """``(doc_id, old split, new split or None when gone)`` for every row of ``previous``,
+    shard by shard (all at once if the shard count changed)."""
     groups = (
         [[s] for s in range(num_shards)]
         if previous_shards == num_shards
         else [list(range(max(num_shards, previous_shards)))]
     )
-    compared = moved = into_train = 0
-    examples: list[str] = []
     for shards in groups:
         before, after = _assignments(previous, shards), _assignments(current, shards)
         for doc_id, old in before.items():
-            new = after.get(doc_id)
-            if new is None:
-                continue
-            compared += 1
-            if new != old:
-                moved += 1
-                if new == "train":
-                    into_train += 1
-                    if len(examples) < MAX_EXAMPLES:
-                        examples.append(f"{doc_id}: {old} -> train")
+            yield doc_id, old, after.get(doc_id)
+
+
+def split_moves(
+    previous: Path, current: Path, num_shards: int, previous_shards: int
+) -> MovesReport:
+    """Compare the split assignments of two snapshots: rows moved, held-out rows into train."""
+    compared = moved = into_train = 0
+    examples: list[str] = []
+    for doc_id, old, new in _moves(previous, current, num_shards, previous_shards):
+        if new is None:
+            continue
+        compared += 1
+        if new != old:
+            moved += 1
+            if new == "train":
+                into_train += 1
+                if len(examples) < MAX_EXAMPLES:
+                    examples.append(f"{doc_id}: {old} -> train")
     return MovesReport(compared, moved, into_train, tuple(examples))
+
+
+def moved_into_train(
+    previous: Path, current: Path, num_shards: int, previous_shards: int
+) -> pa.Table:
+    """Every held-out row of ``previous`` that sits in train in ``current``: ``doc_id`` and
+    ``from_split``, sorted by doc_id."""
+    rows = sorted(
+        (doc_id, old)
+        for doc_id, old, new in _moves(previous, current, num_shards, previous_shards)
+        if new == "train" and old != "train"
+    )
+    return pa.table(
+        {"doc_id": [r[0] for r in rows], "from_split": [r[1] for r in rows]},
+        schema=pa.schema([("doc_id", pa.string()), ("from_split", pa.string())]),
+    )
 
 
 @dataclass(frozen=True)

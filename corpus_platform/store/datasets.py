@@ -1,4 +1,4 @@
-"""Stage folders of sharded Parquet files, written to a staging folder and renamed into place.
+"""Stage folders of sharded Parquet files, written as a candidate and renamed into place.
 
 A dataset is ``data/<asset>/part-00000.parquet ...`` (one file per logical shard, every shard
 present even when empty) with optional subfolders for side tables. Nothing run-specific is
@@ -136,26 +136,62 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return read_json(folder / MANIFEST)
 
 
-@contextmanager
-def staged_folder(final: Path) -> Iterator[Path]:
-    """Yield an empty staging folder; on success it replaces ``final`` by rename.
+def candidate_path(final: Path) -> Path:
+    """Where the candidate of the stage folder ``final`` is written: ``.staging-<name>`` beside
+    it, on the same filesystem, so publishing it is a rename."""
+    return final.parent / f".staging-{final.name}"
 
-    On any exception the staging folder is removed and ``final`` is left untouched, so a
-    failed run never publishes a partial dataset.
+
+@contextmanager
+def candidate_folder(final: Path) -> Iterator[Path]:
+    """Yield an empty candidate folder for ``final`` (a leftover one is removed first).
+
+    On any exception the candidate is removed; on success it stays for the audit, and
+    :func:`promote` makes it ``final``. ``final`` is never touched here.
     """
-    staging = final.parent / f".staging-{final.name}"
-    previous = final.parent / f".previous-{final.name}"
-    for leftover in (staging, previous):
-        if leftover.exists():
-            shutil.rmtree(leftover)
+    staging = candidate_path(final)
+    if staging.exists():
+        shutil.rmtree(staging)
     staging.mkdir(parents=True)
     try:
         yield staging
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def promote(final: Path) -> None:
+    """Replace ``final`` by its candidate (renames only: the old folder is moved aside first and
+    removed last)."""
+    staging, previous = candidate_path(final), final.parent / f".previous-{final.name}"
+    if previous.exists():
+        shutil.rmtree(previous)
     if final.exists():
         final.rename(previous)
     staging.rename(final)
     if previous.exists():
         shutil.rmtree(previous)
+
+
+def recover_stage_folders(root: Path) -> list[str]:
+    """Clean what an interrupted build left under ``data/``; return one line per action.
+
+    A leftover candidate (``.staging-<asset>``) is removed. A ``.previous-<asset>`` is a
+    published folder moved aside by :func:`promote`: it is put back when ``<asset>`` is missing
+    (the build died between the two renames), else removed.
+    """
+    data, actions = root / STAGE_ROOT, []
+    if not data.is_dir():
+        return actions
+    for leftover in sorted(data.glob(".staging-*")):
+        shutil.rmtree(leftover)
+        actions.append(f"removed the unfinished candidate {leftover.relative_to(root)}")
+    for previous in sorted(data.glob(".previous-*")):
+        final = data / previous.name.removeprefix(".previous-")
+        if final.exists():
+            shutil.rmtree(previous)
+            actions.append(f"removed {previous.relative_to(root)} (already replaced)")
+        else:
+            previous.rename(final)
+            actions.append(f"restored {final.relative_to(root)} from an interrupted publish")
+    return actions

@@ -15,6 +15,8 @@ COUNT_KEYS = (
     "split_sizes",
     "dropped",
     "removed_by_filter",
+    "epoch",
+    "epoch_moves",
 )
 
 

@@ -1,8 +1,9 @@
 """The snapshot registry: an append-only JSON-lines file, readable without the web server.
 
-Three kinds of record: ``snapshot`` (one per materialization, with its provenance, counts and
-recorded config), ``check`` (one per check evaluation, against the snapshot it judged) and
-``pin`` / ``gc`` (retention decisions). Records are redacted before they are written.
+Kinds of record: ``snapshot`` (one per published materialization, with its provenance, counts
+and recorded config), ``check`` (one per check evaluation, against the snapshot it judged),
+``candidate`` (a rejected candidate kept in quarantine, with its verdicts) and ``pin`` / ``gc``
+(retention decisions). Records are redacted before they are written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from corpus_platform.redact import CorpusError, redact
 
 REGISTRY_FILE = Path(".corpus") / "registry.jsonl"
 SNAPSHOT, CHECK, PIN, GC = "snapshot", "check", "pin", "gc"
+CANDIDATE = "candidate"
 RAW_INPUT = "raw"
 EVAL_PREFIX = "eval:"
 

@@ -68,14 +68,14 @@ def share_cache(root: Path, cache: Path) -> None:
     _dvc(root, "config", "cache.dir", str(cache))
 
 
-def pointer_path(root: Path, folder: Path) -> Path:
+def pointer_path(folder: Path) -> Path:
     """The ``.dvc`` pointer file DVC keeps beside a tracked folder."""
     return folder.parent / f"{folder.name}.dvc"
 
 
 def current_snapshot(root: Path, folder: Path) -> str | None:
     """The snapshot id the pointer of ``folder`` names, or None if it was never pinned."""
-    pointer = pointer_path(root, folder)
+    pointer = pointer_path(folder)
     if not pointer.is_file():
         return None
     data = yaml.safe_load(pointer.read_text(encoding="utf-8"))

@@ -7,14 +7,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.config import load_config
-from corpus_platform.defs.dedup.assets import no_kept_near_duplicate_pair
+from corpus_platform.defs.checks import check_on_published
+from corpus_platform.defs.dedup.checks import no_kept_near_duplicate_pair
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.hashing import shard_of
 from corpus_platform.store.datasets import part_path, read_parquet, read_shard, write_parquet
 
 
 def check(root: Path):
-    return no_kept_near_duplicate_pair(corpus=CorpusProject(root=str(root)))
+    return check_on_published(no_kept_near_duplicate_pair, CorpusProject(root=str(root)))
 
 
 def test_passes_on_the_sample_and_fails_on_a_revived_duplicate(built, tmp_path: Path) -> None:

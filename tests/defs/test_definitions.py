@@ -69,11 +69,17 @@ def test_sensor_requests_a_run_only_when_raw_files_change(tmp_path) -> None:
 
     root = make_project(tmp_path / "p")
     resources = {"corpus": CorpusProject(root=str(root))}
-    first = new_raw_files(dg.build_sensor_context(resources=resources))
+
+    def evaluate(cursor: str | None = None) -> dg.SensorResult | dg.SkipReason:
+        # the project resource holds the build lock during runs, so it is a context manager
+        with dg.build_sensor_context(cursor=cursor, resources=resources) as context:
+            return new_raw_files(context)
+
+    first = evaluate()
     assert len(first.run_requests) == 1 and first.cursor
-    same = new_raw_files(dg.build_sensor_context(cursor=first.cursor, resources=resources))
-    assert isinstance(same, dg.SkipReason)
+    assert isinstance(evaluate(first.cursor), dg.SkipReason)
     (root / "data" / "raw" / "web" / "new.jsonl").write_text('{"id": "n1"}\n', encoding="utf-8")
-    landed = new_raw_files(dg.build_sensor_context(cursor=first.cursor, resources=resources))
+    landed = evaluate(first.cursor)
     assert len(landed.run_requests) == 1 and landed.cursor != first.cursor
+    assert not (root / ".corpus" / "build.lock").exists()  # a sensor evaluation locks nothing
     assert defs.resolve_sensor_def("new_raw_files").default_status == dg.DefaultSensorStatus.STOPPED

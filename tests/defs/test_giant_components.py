@@ -14,6 +14,7 @@ from corpus_platform.defs.names import SPLIT_DOCUMENTS
 from corpus_platform.kernels.cut import bucket_assigner
 from corpus_platform.runner import BuildReport
 from corpus_platform.sample import ENGLISH
+from corpus_platform.store.candidates import list_candidates
 from corpus_platform.store.datasets import iter_shards
 from tests.conftest import build, project_config, set_config
 
@@ -144,7 +145,10 @@ def test_ratio_check_names_the_giant_component_it_failed_on(giant) -> None:
     root, prefix, _ = giant
     set_config(root, split={"oversize": "fail", "max_component_share": 1.0})
     report = build(root, [SPLIT_DOCUMENTS])
-    assert "bridge" not in (report.materialized[SPLIT_DOCUMENTS]["dropped"] or {})
+    assert SPLIT_DOCUMENTS not in report.materialized  # rejected: kept aside as a candidate
+    candidate = list_candidates(root)[-1]
+    assert candidate["asset"] == SPLIT_DOCUMENTS
+    assert "bridge" not in (candidate["counts"]["dropped"] or {})
     ratios = report.check("split_ratios_within_tolerance")
     assert not ratios.passed
     assert (
@@ -152,7 +156,7 @@ def test_ratio_check_names_the_giant_component_it_failed_on(giant) -> None:
         "placed whole in test, the split furthest over its target" in ratios.verdict
     )
     assert "Set split.oversize: cut with split.max_component_share below 0.167" in ratios.verdict
-    stage = root / "data" / SPLIT_DOCUMENTS / "test"
+    stage = root / candidate["path"] / "test"
     components = {
         c
         for _, t in iter_shards(stage, 8, ["component"])

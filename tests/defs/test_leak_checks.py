@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from corpus_platform.defs.mixing.assets import (
+from corpus_platform.defs.checks import check_on_published
+from corpus_platform.defs.mixing.checks import (
     mix_proportions_within_tolerance,
     no_benchmark_ngram_overlap,
 )
@@ -38,7 +39,7 @@ SPLITS = ("train", "validation", "test")
 
 
 def run_check(check: Callable[..., dg.AssetCheckResult], root: Path) -> dg.AssetCheckResult:
-    return check(corpus=CorpusProject(root=str(root)))
+    return check_on_published(check, CorpusProject(root=str(root)))
 
 
 def copy_project(source: Path, tmp_path: Path) -> Path:
@@ -216,7 +217,7 @@ def test_annotated_clusters_stay_on_one_side(
 
 
 def test_great_expectations_suite_names_column_and_rows(built, tmp_path: Path) -> None:
-    from corpus_platform.defs.ingest.assets import great_expectations_suite
+    from corpus_platform.defs.ingest.checks import great_expectations_suite
 
     root = copy_project(built[0], tmp_path)
     assert run_check(great_expectations_suite, root).passed

@@ -75,8 +75,8 @@ def test_leaky_split_fails_the_entity_check_and_blocks_downstream(tmp_path: Path
     entity = next(c for c in report.checks if c.name == "no_entity_in_two_splits")
     assert not entity.passed
     assert entity.verdict.startswith("entities in more than one split: ")
-    assert "split_documents" in report.materialized
-    for blocked in ("fitted_statistics", "normalized_splits", "training_mix"):
+    assert "split_documents" not in report.materialized  # rejected: never published
+    for blocked in ("split_documents", "fitted_statistics", "normalized_splits", "training_mix"):
         assert blocked not in report.materialized
         assert not (root / "data" / blocked).exists()
 

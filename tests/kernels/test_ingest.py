@@ -9,7 +9,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_platform.config import parse_config
-from corpus_platform.kernels.ingest import assemble_shard, canonical_schema, spill_file
+from corpus_platform.kernels.ingest import (
+    assemble_shard,
+    canonical_schema,
+    repeated_ids,
+    spill_file,
+)
 from corpus_platform.kernels.readers import InputError, list_input_files, read_batches
 from corpus_platform.store.datasets import read_shard
 
@@ -105,8 +110,8 @@ def test_duplicate_ids_are_reported(tmp_path: Path) -> None:
     (root / "a.jsonl").write_text(
         "\n".join(json.dumps(r) for r in [ROWS[0], ROWS[0]]), encoding="utf-8"
     )
-    summaries = ingest(root, tmp_path / "out", config())
-    assert [d for s in summaries for d in s.duplicate_ids] == ["a"]
+    ingest(root, tmp_path / "out", config())
+    assert repeated_ids(tmp_path / "out", config().num_shards) == (2, ["a"])
 
 
 def test_missing_mapped_column_names_file_and_fix(tmp_path: Path) -> None:

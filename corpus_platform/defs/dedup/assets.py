@@ -4,29 +4,27 @@ from functools import partial
 
 import dagster as dg
 
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.dedup import checks  # noqa: F401 (registers the checks before the specs)
 from corpus_platform.defs.dedup.review import histogram_markdown, largest_clusters_markdown
 from corpus_platform.defs.names import (
     DEDUPLICATED_DOCUMENTS,
     FILTERED_DOCUMENTS,
-    NO_KEPT_NEAR_DUPLICATES,
 )
-from corpus_platform.defs.publish import publish
+from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     DedupParams,
     cluster_documents,
     cluster_sizes,
-    kept_duplicate_pairs,
     pairs_table,
     signature_shard,
     write_dedup_shard,
 )
 from corpus_platform.store.datasets import (
     MANIFEST,
+    candidate_folder,
     count_rows,
-    read_parquet,
-    staged_folder,
     write_json,
     write_parquet,
     write_sharded,
@@ -35,6 +33,7 @@ from corpus_platform.store.datasets import (
 
 @dg.asset(
     name=DEDUPLICATED_DOCUMENTS,
+    check_specs=check_specs(DEDUPLICATED_DOCUMENTS),
     deps=[FILTERED_DOCUMENTS],
     group_name="dedup",
     kinds={"parquet", "dvc"},
@@ -43,7 +42,7 @@ from corpus_platform.store.datasets import (
     "with the highest quality score is kept. The membership table is under clusters/, the "
     "similar pairs the split uses under pairs/.",
 )
-def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
+def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     upstream, shards = corpus.stage_dir(FILTERED_DOCUMENTS), range(config.num_shards)
     rows = count_rows(upstream, config.num_shards)
@@ -55,7 +54,7 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         )
         result = cluster_documents(scratch, config.num_shards, params, config.engine.memory_mb)
     membership, scored = result.membership(params.mode), result.scored
-    with staged_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
+    with candidate_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
         write_sharded(membership, staging / "clusters", config.num_shards)
         write = partial(write_dedup_shard, upstream=upstream, staging=staging, mode=params.mode)
         rows = engine.map_shards(write, shards)
@@ -81,24 +80,4 @@ def deduplicated_documents(corpus: CorpusProject) -> dg.MaterializeResult:
             largest_clusters_markdown(membership, upstream, config.num_shards)
         ),
     }
-    return publish(corpus, config, DEDUPLICATED_DOCUMENTS, [FILTERED_DOCUMENTS], counts, extra)
-
-
-@corpus_check(asset=DEDUPLICATED_DOCUMENTS, name=NO_KEPT_NEAR_DUPLICATES)
-def no_kept_near_duplicate_pair(corpus: CorpusProject) -> dg.AssetCheckResult:
-    """No verified pair at or above the dedup threshold survives as two separate rows: in drop
-    mode one row of the pair is gone, in annotate mode both carry the same cluster id."""
-    config = corpus.load()
-    folder = corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
-    pairs = read_parquet(folder / "pairs" / "similar_pairs.parquet")
-    total, offenders = kept_duplicate_pairs(
-        pairs, folder, config.num_shards, config.dedup.threshold, config.dedup.mode
-    )
-    return dg.AssetCheckResult(
-        passed=not offenders,
-        metadata={
-            "verdict": f"near-duplicate pairs kept as separate rows: {len(offenders)} of {total}",
-            "threshold": config.dedup.threshold,
-            "offenders (up to 10)": ", ".join(offenders[:10]) or "none",
-        },
-    )
+    yield from publish(corpus, config, DEDUPLICATED_DOCUMENTS, counts, extra)

@@ -4,26 +4,24 @@ from collections import Counter
 from functools import partial
 
 import dagster as dg
-import pyarrow.compute as pc
 
 from corpus_platform.config import CorpusConfig, FilterConfig
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.filtering import checks  # noqa: F401 (registers the checks before the specs)
 from corpus_platform.defs.filtering.review import (
     funnel_chart,
     funnel_markdown,
     merged_samples,
     samples_markdown,
 )
-from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, REMOVALS_HAVE_REASONS
-from corpus_platform.defs.publish import publish
+from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS
+from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.filter_stage import filter_shard
 from corpus_platform.kernels.filters import check_exempt
 from corpus_platform.store.datasets import (
     MANIFEST,
-    iter_shards,
-    read_manifest,
-    staged_folder,
+    candidate_folder,
     write_json,
 )
 
@@ -40,6 +38,7 @@ def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfi
 
 @dg.asset(
     name=FILTERED_DOCUMENTS,
+    check_specs=check_specs(FILTERED_DOCUMENTS),
     deps=[RAW_DOCUMENTS],
     group_name="filtering",
     kinds={"parquet", "dvc"},
@@ -47,7 +46,7 @@ def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfi
     "domain and language filters; removed rows with the first failing filter, its score and "
     "threshold (and every filter they failed) under removed/.",
 )
-def filtered_documents(corpus: CorpusProject) -> dg.MaterializeResult:
+def filtered_documents(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     task = partial(
         filter_shard,
@@ -55,7 +54,7 @@ def filtered_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         config=resolved_filters(corpus, config),
         seed=config.seed,
     )
-    with staged_folder(corpus.stage_dir(FILTERED_DOCUMENTS)) as staging:
+    with candidate_folder(corpus.stage_dir(FILTERED_DOCUMENTS)) as staging:
         summaries = corpus.engine(config).map_shards(
             partial(task, staging=staging), range(config.num_shards)
         )
@@ -79,25 +78,4 @@ def filtered_documents(corpus: CorpusProject) -> dg.MaterializeResult:
         "funnel_chart": dg.MetadataValue.md(funnel_chart(counts["rows_in"], removed)),
         "samples": dg.MetadataValue.md(samples_markdown(merged_samples(summaries))),
     }
-    return publish(corpus, config, FILTERED_DOCUMENTS, [RAW_DOCUMENTS], counts, extra)
-
-
-@corpus_check(asset=FILTERED_DOCUMENTS, name=REMOVALS_HAVE_REASONS)
-def every_removal_has_reason(corpus: CorpusProject) -> dg.AssetCheckResult:
-    """Every removed row names its filter, and kept + removed accounts for every raw row."""
-    config = corpus.load()
-    folder = corpus.stage_dir(FILTERED_DOCUMENTS)
-    removed = missing_reason = 0
-    for _, table in iter_shards(folder / "removed", config.num_shards, ["reason"]):
-        removed += len(table)
-        reasons = table.column("reason")
-        missing_reason += reasons.null_count + (pc.sum(pc.equal(reasons, "")).as_py() or 0)
-    kept = sum(len(t) for _, t in iter_shards(folder, config.num_shards, ["doc_id"]))
-    rows_in = read_manifest(corpus.stage_dir(RAW_DOCUMENTS))["rows"]
-    return dg.AssetCheckResult(
-        passed=missing_reason == 0 and kept + removed == rows_in,
-        metadata={
-            "verdict": f"removed rows without a reason: {missing_reason} of {removed}",
-            "accounted": f"kept {kept} + removed {removed} = {kept + removed} of {rows_in} rows",
-        },
-    )
+    yield from publish(corpus, config, FILTERED_DOCUMENTS, counts, extra)

@@ -7,24 +7,27 @@ from pathlib import Path
 import dagster as dg
 
 from corpus_platform.config import SPLITS, CorpusConfig
-from corpus_platform.defs.names import DEDUPLICATED_DOCUMENTS, SPLIT_DOCUMENTS, SPLIT_STABILITY
-from corpus_platform.defs.publish import publish
+from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.names import DEDUPLICATED_DOCUMENTS, EPOCH_MOVES, SPLIT_DOCUMENTS
+from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.splitting import checks  # noqa: F401 (registers the checks before the specs)
 from corpus_platform.kernels.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.components import ComponentReport, ComponentStats
 from corpus_platform.kernels.cut import ComponentPlan, plan_components
 from corpus_platform.kernels.engine import LocalEngine
-from corpus_platform.kernels.leakage import split_moves
+from corpus_platform.kernels.leakage import moved_into_train
 from corpus_platform.kernels.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.temporal import quantile_cutoffs
 from corpus_platform.redact import redact_text
 from corpus_platform.store.datasets import (
     MANIFEST,
+    candidate_folder,
     read_all_shards,
     read_manifest,
     read_parquet,
-    staged_folder,
     write_json,
+    write_parquet,
 )
 
 
@@ -140,40 +143,44 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
     return metadata
 
 
-def stability_check(previous: Path, staging: Path, config: CorpusConfig) -> dg.AssetCheckResult:
-    """Against the previous snapshot: report all moves, fail on held-out rows moved into train."""
-    if not (previous / MANIFEST).is_file():
-        return dg.AssetCheckResult(
-            check_name=SPLIT_STABILITY,
-            passed=True,
-            metadata={"verdict": "first snapshot: nothing to compare"},
-        )
-    shards = read_manifest(previous).get("num_shards", config.num_shards)
-    report = split_moves(previous, staging, config.num_shards, shards)
-    return dg.AssetCheckResult(
-        check_name=SPLIT_STABILITY,
-        passed=report.passed,
-        metadata={"verdict": report.describe(), "moved_into_train": list(report.examples)},
-    )
+def record_epoch_moves(published: Path, staging: Path, config: CorpusConfig) -> dict:
+    """On a new ``split.epoch``, list the previous epoch's held-out rows that moved into train in
+    ``epoch_moves/moved_into_train.parquet`` and return their count for the manifest."""
+    if not (published / MANIFEST).is_file():
+        return {}
+    manifest = read_manifest(published)
+    previous_epoch = manifest.get("epoch", 0)
+    if previous_epoch == config.split.epoch:
+        return {}
+    shards = manifest.get("num_shards", config.num_shards)
+    moved = moved_into_train(published, staging, config.num_shards, shards)
+    write_parquet(moved, staging / EPOCH_MOVES)
+    return {
+        "epoch_moves": {
+            "from_epoch": previous_epoch,
+            "to_epoch": config.split.epoch,
+            "moved_into_train": len(moved),
+        }
+    }
 
 
 @dg.asset(
     name=SPLIT_DOCUMENTS,
+    check_specs=check_specs(SPLIT_DOCUMENTS),
     deps=[DEDUPLICATED_DOCUMENTS],
     group_name="split",
     kinds={"parquet", "dvc"},
-    check_specs=[dg.AssetCheckSpec(SPLIT_STABILITY, asset=SPLIT_DOCUMENTS, blocking=True)],
     description="train/, validation/, test/ (and dropped/ with reasons). Rows sharing an entity, "
     "a duplicate cluster or a similar pair form one component; its seeded hash bucket (and, in "
     "time modes, the (timestamp, doc_id) windows) picks the split. As-of features are added here.",
 )
-def split_documents(corpus: CorpusProject) -> dg.MaterializeResult:
+def split_documents(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     upstream, engine = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.engine(config)
     linked = component_plan(upstream, config)
     with (
         corpus.scratch(SPLIT_DOCUMENTS) as scratch,
-        staged_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging,
+        candidate_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging,
     ):
         if config.asof_features:
             compute_asof(engine, upstream, scratch, config)
@@ -191,13 +198,12 @@ def split_documents(corpus: CorpusProject) -> dg.MaterializeResult:
             "mode": config.split.mode,
             "num_shards": config.num_shards,
             "cutoffs": plan.cutoffs.as_dict() if plan.cutoffs else None,
+            "epoch": config.split.epoch,
+            **record_epoch_moves(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config),
         }
         write_json(counts, staging / MANIFEST)
-        stability = stability_check(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config)
     extra = {
         "linked_components": len(set(plan.components.values())),
         **(component_metadata(linked) if linked else {}),
     }
-    return publish(
-        corpus, config, SPLIT_DOCUMENTS, [DEDUPLICATED_DOCUMENTS], counts, extra, [stability]
-    )
+    yield from publish(corpus, config, SPLIT_DOCUMENTS, counts, extra)

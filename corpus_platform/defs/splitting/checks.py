@@ -10,11 +10,13 @@ from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.names import (
     ASOF_CAUSALITY,
     DEDUPLICATED_DOCUMENTS,
+    EPOCH_MOVES,
     NO_CLUSTER_IN_TWO_SPLITS,
     NO_ENTITY_IN_TWO_SPLITS,
     NO_NEAR_DUPLICATE_ACROSS_SPLITS,
     SPLIT_DOCUMENTS,
     SPLIT_RATIOS,
+    SPLIT_STABILITY,
     TEMPORAL_ORDER,
 )
 from corpus_platform.defs.resources import CorpusProject
@@ -22,21 +24,61 @@ from corpus_platform.kernels import asof
 from corpus_platform.kernels.components import PlacedComponent, largest_placed
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.hashing import unit_interval
-from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs, held_out_neighbours
+from corpus_platform.kernels.leakage import (
+    crossing_keys,
+    crossing_pairs,
+    held_out_neighbours,
+    split_moves,
+)
 from corpus_platform.kernels.split import bucket_bounds, split_of
 from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
-from corpus_platform.store.datasets import count_rows, iter_shards, read_parquet
+from corpus_platform.store.datasets import (
+    MANIFEST,
+    count_rows,
+    iter_shards,
+    read_manifest,
+    read_parquet,
+)
 
 ASOF_SAMPLE_RATE = 0.1
 
 
+@corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_STABILITY)
+def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+    """Against the published snapshot of the same ``split.epoch``: every move of a row between
+    splits is reported, and a validation or test row that moved into train fails the check. A
+    higher epoch may move rows (listed in ``epoch_moves/``); a lower one fails."""
+    config = corpus.load()
+    previous = corpus.stage_dir(SPLIT_DOCUMENTS)
+    if not (previous / MANIFEST).is_file():
+        return dg.AssetCheckResult(
+            passed=True, metadata={"verdict": "first snapshot: nothing to compare"}
+        )
+    published = read_manifest(previous)
+    epoch, previous_epoch = config.split.epoch, published.get("epoch", 0)
+    report = split_moves(
+        previous, candidate, config.num_shards, published.get("num_shards", config.num_shards)
+    )
+    examples = {"moved_into_train": list(report.examples)}
+    if epoch < previous_epoch:
+        verdict = f"split.epoch went back from {previous_epoch} to {epoch}: epochs only increase"
+        return dg.AssetCheckResult(passed=False, metadata={"verdict": verdict, **examples})
+    if epoch > previous_epoch:
+        verdict = (
+            f"new split epoch {epoch} (published: {previous_epoch}): {report.describe()}; "
+            f"allowed by the epoch change and listed in {EPOCH_MOVES}"
+        )
+        return dg.AssetCheckResult(passed=True, metadata={"verdict": verdict, **examples})
+    return dg.AssetCheckResult(
+        passed=report.passed, metadata={"verdict": report.describe(), **examples}
+    )
+
+
 @corpus_check(asset=SPLIT_DOCUMENTS, name=NO_ENTITY_IN_TWO_SPLITS)
-def no_entity_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
+def no_entity_in_two_splits(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """No entity (user, document, site) has rows in more than one split."""
     config = corpus.load()
-    report = crossing_keys(
-        corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, "entity", "entities"
-    )
+    report = crossing_keys(candidate, config.num_shards, "entity", "entities")
     return dg.AssetCheckResult(
         passed=report.passed,
         metadata={"verdict": report.describe(), "offenders": list(report.examples)},
@@ -44,10 +86,10 @@ def no_entity_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=NO_CLUSTER_IN_TWO_SPLITS)
-def no_cluster_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
+def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """No duplicate cluster, and no similar pair above the split threshold, spans two splits."""
     config = corpus.load()
-    root = corpus.stage_dir(SPLIT_DOCUMENTS)
+    root = candidate
     clusters = crossing_keys(root, config.num_shards, "cluster_id", "duplicate clusters")
     pairs = read_parquet(
         corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / "pairs" / "similar_pairs.parquet"
@@ -64,12 +106,14 @@ def no_cluster_in_two_splits(corpus: CorpusProject) -> dg.AssetCheckResult:
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=NO_NEAR_DUPLICATE_ACROSS_SPLITS)
-def no_train_neighbour_of_held_out_rows(corpus: CorpusProject) -> dg.AssetCheckResult:
+def no_train_neighbour_of_held_out_rows(
+    corpus: CorpusProject, candidate: Path
+) -> dg.AssetCheckResult:
     """No validation or test row has a train row at or above the split's similarity threshold:
     the split's rows are sketched afresh, rows sharing a band key across train and a held-out
     split are candidates, and each is confirmed by exact Jaccard."""
     config = corpus.load()
-    root = corpus.stage_dir(SPLIT_DOCUMENTS)
+    root = candidate
     rows = sum(count_rows(root / name, config.num_shards) for name in SPLITS)
     params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     with corpus.scratch(NO_NEAR_DUPLICATE_ACROSS_SPLITS) as scratch:
@@ -131,12 +175,12 @@ def _component_cause(
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS)
-def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
+def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
     In the group modes a failure names the largest component when it is the cause."""
     config = corpus.load()
-    root = corpus.stage_dir(SPLIT_DOCUMENTS)
+    root = candidate
     by_component = config.split.mode == "time_group"
     if by_component:
         sizes = _component_shares(root, config)
@@ -171,7 +215,7 @@ def split_ratios_within_tolerance(corpus: CorpusProject) -> dg.AssetCheckResult:
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER)
-def temporal_order(corpus: CorpusProject) -> dg.AssetCheckResult:
+def temporal_order(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """Time modes: the last train row (plus the gap) precedes the first validation and test row,
     and validation precedes test, ordered by (timestamp, doc_id)."""
     config = corpus.load()
@@ -181,7 +225,7 @@ def temporal_order(corpus: CorpusProject) -> dg.AssetCheckResult:
             metadata={"verdict": f"split.mode {config.split.mode}: no time order promised"},
         )
     gap = round(config.split.gap_days * MICROS_PER_DAY)
-    report = check_order(corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, gap)
+    report = check_order(candidate, config.num_shards, gap)
     bounds = {k: None if v is None else [list(v[0]), list(v[1])] for k, v in report.bounds.items()}
     verdict = (
         "time never runs backwards across splits" if report.passed else "; ".join(report.violations)
@@ -192,13 +236,13 @@ def temporal_order(corpus: CorpusProject) -> dg.AssetCheckResult:
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=ASOF_CAUSALITY)
-def asof_features_causal(corpus: CorpusProject) -> dg.AssetCheckResult:
+def asof_features_causal(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """A deterministic sample of as-of features equals a brute-force recomputation from the
     entity's strictly earlier rows."""
     config = corpus.load()
     if not config.asof_features:
         return dg.AssetCheckResult(passed=True, metadata={"verdict": "no as-of features declared"})
-    root = corpus.stage_dir(SPLIT_DOCUMENTS)
+    root = candidate
     checked, mismatches = asof.sample_check(
         [root / name for name in SPLITS],
         corpus.stage_dir(DEDUPLICATED_DOCUMENTS),

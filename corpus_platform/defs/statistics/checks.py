@@ -2,6 +2,7 @@
 
 import math
 from collections import Counter
+from pathlib import Path
 
 import dagster as dg
 import numpy as np
@@ -14,9 +15,10 @@ from corpus_platform.defs.names import (
     NORMALIZED_SPLITS,
     NORMALIZED_WITH_FROZEN_STATISTICS,
     SPLIT_DOCUMENTS,
+    STATISTICS_FILE,
+    TRAIN,
 )
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.defs.statistics.assets import STATISTICS_FILE, TRAIN
 from corpus_platform.kernels.stats import column_values, shard_partial, split_fingerprint
 from corpus_platform.kernels.stats_audit import TrainAudit, recompute_train_statistics
 from corpus_platform.store.datasets import read_json, read_shard
@@ -52,12 +54,12 @@ def _frequency_mismatches(fitted: dict, audit: TrainAudit) -> list[str]:
 
 
 @corpus_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN)
-def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
+def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """The fit's fingerprint equals the current train split's, and an independent streaming
     recomputation (exact sums, two passes) gives the same statistics."""
     config = corpus.load()
     train = corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN
-    fitted = read_json(corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE)
+    fitted = read_json(candidate / STATISTICS_FILE)
     current = split_fingerprint([shard_partial(s, train, ()) for s in range(config.num_shards)])
     features = fitted["features"]
     edges = {name: features[name]["histogram"]["edges"] for name in config.feature_columns}
@@ -89,7 +91,9 @@ def fitted_on_exactly_train(corpus: CorpusProject) -> dg.AssetCheckResult:
 
 
 @corpus_check(asset=NORMALIZED_SPLITS, name=NORMALIZED_WITH_FROZEN_STATISTICS)
-def normalized_with_frozen_train_statistics(corpus: CorpusProject) -> dg.AssetCheckResult:
+def normalized_with_frozen_train_statistics(
+    corpus: CorpusProject, candidate: Path
+) -> dg.AssetCheckResult:
     """Every split's normalized features equal (x - train mean) / train std: no split refits."""
     config = corpus.load()
     features = read_json(corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE)["features"]
@@ -98,9 +102,7 @@ def normalized_with_frozen_train_statistics(corpus: CorpusProject) -> dg.AssetCh
     for name in SPLITS:
         for shard in range(config.num_shards):
             raw = read_shard(corpus.stage_dir(SPLIT_DOCUMENTS) / name, shard, ["doc_id", *features])
-            done = read_shard(
-                corpus.stage_dir(NORMALIZED_SPLITS) / name, shard, ["doc_id", *features]
-            )
+            done = read_shard(candidate / name, shard, ["doc_id", *features])
             if raw.column("doc_id") != done.column("doc_id"):
                 bad.append(f"{name} shard {shard}: rows differ from split_documents")
                 continue

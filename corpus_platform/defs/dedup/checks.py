@@ -1,0 +1,38 @@
+"""Blocking checks of deduplicated_documents, run on the candidate before it is published."""
+
+from pathlib import Path
+
+import dagster as dg
+
+from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.names import (
+    DEDUPLICATED_DOCUMENTS,
+    NO_KEPT_NEAR_DUPLICATES,
+)
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.dedup import (
+    kept_duplicate_pairs,
+)
+from corpus_platform.store.datasets import (
+    read_parquet,
+)
+
+
+@corpus_check(asset=DEDUPLICATED_DOCUMENTS, name=NO_KEPT_NEAR_DUPLICATES)
+def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+    """No verified pair at or above the dedup threshold survives as two separate rows: in drop
+    mode one row of the pair is gone, in annotate mode both carry the same cluster id."""
+    config = corpus.load()
+    folder = candidate
+    pairs = read_parquet(folder / "pairs" / "similar_pairs.parquet")
+    total, offenders = kept_duplicate_pairs(
+        pairs, folder, config.num_shards, config.dedup.threshold, config.dedup.mode
+    )
+    return dg.AssetCheckResult(
+        passed=not offenders,
+        metadata={
+            "verdict": f"near-duplicate pairs kept as separate rows: {len(offenders)} of {total}",
+            "threshold": config.dedup.threshold,
+            "offenders (up to 10)": ", ".join(offenders[:10]) or "none",
+        },
+    )

@@ -1,0 +1,50 @@
+"""Blocking checks of raw_documents, run on the candidate before it is published."""
+
+from functools import partial
+from pathlib import Path
+
+import dagster as dg
+
+from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.names import EXPECTATIONS, IDS_UNIQUE, RAW_DOCUMENTS
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.ingest import repeated_ids
+
+
+@corpus_check(asset=RAW_DOCUMENTS, name=IDS_UNIQUE)
+def ids_unique(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+    """Every doc_id occurs once."""
+    rows, repeated = repeated_ids(candidate, corpus.load().num_shards)
+    return dg.AssetCheckResult(
+        passed=not repeated,
+        metadata={
+            "verdict": f"doc_ids occurring more than once: {len(repeated)} of {rows} rows",
+            "duplicated_ids": repeated[:10],
+        },
+    )
+
+
+@corpus_check(asset=RAW_DOCUMENTS, name=EXPECTATIONS)
+def great_expectations_suite(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+    """The Great Expectations suite (schema, non-null unique ids, types, declared value ranges)
+    passes on every shard; a failure names the expectation, the column and example rows."""
+    from corpus_platform.kernels import expectations  # Great Expectations is slow to import
+
+    config = corpus.load()
+    suite = expectations.build_suite(config.input.features, config.input.ranges)
+    validate = partial(
+        expectations.validate_shard,
+        folder=candidate,
+        features=config.input.features,
+        ranges=config.input.ranges,
+    )
+    per_shard = corpus.engine(config).map_shards(validate, range(config.num_shards))
+    failures = [failure for shard in per_shard for failure in shard]
+    return dg.AssetCheckResult(
+        passed=not failures,
+        metadata={
+            "verdict": f"failed expectations: {len(failures)} "
+            f"({len(suite.expectations)} expectations x {config.num_shards} shards)",
+            "failures": failures[:20],
+        },
+    )

@@ -1,0 +1,108 @@
+"""Write-audit-publish: a candidate that fails a check never becomes data/, and every check of
+its stage is reported."""
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from corpus_platform.cli import main as corpus
+from corpus_platform.defs.names import SPLIT_DOCUMENTS, STAGE_CHECKS
+from corpus_platform.store.candidates import list_candidates
+from corpus_platform.store.lineage import lineage_report
+from corpus_platform.store.registry import CHECK, list_snapshots, read_records
+from tests.conftest import build, set_config, tree_digest
+
+DOWNSTREAM = ("fitted_statistics", "normalized_splits", "training_mix")
+
+
+def pointers(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((root / "data").glob("*.dvc"))}
+
+
+def test_a_rejected_split_leaves_data_pointers_and_snapshots_as_they_were(
+    built, tmp_path: Path
+) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
+    published_before = list_snapshots(root, SPLIT_DOCUMENTS)
+    set_config(root, split={"mode": "row"})  # users now sit on both sides of the split
+
+    report = build(root)
+
+    assert not report.ok
+    split_checks = {c.name: c for c in report.checks if c.asset == SPLIT_DOCUMENTS}
+    assert set(split_checks) == set(STAGE_CHECKS[SPLIT_DOCUMENTS])  # one failing skips none
+    assert not split_checks["no_entity_in_two_splits"].passed
+    assert split_checks["temporal_order"].passed
+    assert SPLIT_DOCUMENTS not in report.materialized
+    assert all(stage not in report.materialized for stage in DOWNSTREAM)
+    assert "rejected by" in report.failures[0] and "corpus candidates" in report.failures[0]
+
+    assert tree_digest(root / "data") == data_before
+    assert pointers(root) == pointers_before
+    assert list_snapshots(root, SPLIT_DOCUMENTS) == published_before
+
+    (candidate,) = list_candidates(root)
+    assert candidate["asset"] == SPLIT_DOCUMENTS
+    failed = {c["check"] for c in candidate["checks"] if not c["passed"]}
+    assert "no_entity_in_two_splits" in failed
+    assert candidate["snapshot_id"] not in {s["snapshot_id"] for s in list_snapshots(root)}
+    judged = {
+        r["check"]
+        for r in read_records(root, CHECK)
+        if r["snapshot_id"] == candidate["snapshot_id"]
+    }
+    assert judged == set(STAGE_CHECKS[SPLIT_DOCUMENTS])
+    folder = root / candidate["path"]
+    assert len(pd.read_parquet(folder / "train")) > 0  # readable like any stage
+
+    assert corpus(["candidates", "--root", str(root)]) == 0
+    assert corpus(["gc", "--keep", "5", "--root", str(root)]) == 0
+    assert not folder.exists() and list_candidates(root) == []
+
+
+def test_the_stability_baseline_is_the_published_split_never_a_rejected_one(
+    built, tmp_path: Path
+) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    accepted_seed = yaml.safe_load((root / "corpus.yaml").read_text(encoding="utf-8"))["seed"]
+    set_config(root, seed=12345)  # reshuffles the split: rejected by the stability check
+    rejected = build(root, ["split_documents"])
+    assert not rejected.check("no_held_out_row_moved_into_train").passed
+    set_config(root, seed=accepted_seed)
+    back = build(root, ["split_documents"])  # the accepted config again: nothing moved
+    assert back.check("no_held_out_row_moved_into_train").passed, back.render()
+    assert back.ok
+
+
+def test_a_new_split_epoch_may_move_rows_and_records_which(built, tmp_path: Path) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    set_config(root, seed=12345, split={"epoch": 1})
+    report = build(root, ["split_documents"])
+    assert report.ok, report.render()
+    stability = report.check("no_held_out_row_moved_into_train")
+    assert stability.verdict.startswith("new split epoch 1 (published: 0)")
+    moves = report.materialized[SPLIT_DOCUMENTS]["epoch_moves"]
+    assert moves["from_epoch"] == 0 and moves["to_epoch"] == 1 and moves["moved_into_train"] > 0
+    moved = pd.read_parquet(root / "data" / SPLIT_DOCUMENTS / "epoch_moves")
+    assert len(moved) == moves["moved_into_train"]
+    assert set(moved["from_split"]) <= {"validation", "test"}
+    before = pd.concat(
+        pd.read_parquet(built[0] / "data" / SPLIT_DOCUMENTS / name).assign(split=name)
+        for name in ("validation", "test")
+    )
+    train_now = set(pd.read_parquet(root / "data" / SPLIT_DOCUMENTS / "train")["doc_id"])
+    assert set(moved["doc_id"]) == set(before["doc_id"]) & train_now  # counted independently
+    recorded = list_snapshots(root, SPLIT_DOCUMENTS)[-1]
+    assert recorded["counts"]["epoch_moves"] == moves
+    assert "epoch_moves" in lineage_report(root, recorded["snapshot_id"])
+
+    set_config(root, split={"epoch": 0})
+    back = build(root, ["split_documents"])
+    assert not back.ok
+    assert "epochs only increase" in back.check("no_held_out_row_moved_into_train").verdict
