@@ -44,11 +44,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from webcorpus import WebCorpus, closure
 
+from corpus_platform.base.hashing import content_hash, shard_of
+from corpus_platform.base.shards import PARQUET_OPTIONS, part_path
 from corpus_platform.config import load_config
 from corpus_platform.kernels.dedup import DedupParams, cluster_documents, signature_shard
 from corpus_platform.kernels.engine import LocalEngine, shutdown_pools
-from corpus_platform.kernels.hashing import content_hash, shard_of
-from corpus_platform.store.datasets import PARQUET_OPTIONS, part_path
 
 REPO = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- dedup:begin -->", "<!-- dedup:end -->"

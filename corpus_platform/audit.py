@@ -8,8 +8,8 @@ from typing import Any
 import dagster as dg
 import yaml
 
+from corpus_platform.base.errors import CorpusError
 from corpus_platform.config import parse_config
-from corpus_platform.redact import CorpusError
 from corpus_platform.runner import run_build
 from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.provenance import code_version

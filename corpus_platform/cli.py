@@ -6,8 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from corpus_platform.config import load_config
-from corpus_platform.redact import CorpusError
+from corpus_platform.base.errors import CorpusError
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 from corpus_platform.store.candidates import list_candidates, remove_candidates
 from corpus_platform.store.lineage import lineage_report
@@ -35,7 +34,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize every asset and run every check through Dagster, then print a summary."""
-    from corpus_platform.runner import run_build  # imports dagster; keep `corpus sample` light
+    from corpus_platform.defs.resources import CorpusProject  # dagster: keep `sample` light
+    from corpus_platform.runner import run_build
 
     if not os.environ.get("DAGSTER_HOME"):
         print(
@@ -45,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return 2
     root = Path(args.root).resolve()
-    load_config(root / args.config)  # fail fast with the config's own error
+    CorpusProject(root=str(root), config_file=args.config).load()  # fail fast, naming the field
     holder = current_holder(root)
     if holder is not None and not args.wait:
         raise ProjectBusy(

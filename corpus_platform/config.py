@@ -14,11 +14,13 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from corpus_platform.kernels.hashing import stable_hex
-from corpus_platform.redact import CorpusError, redact
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.hashing import stable_hex
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.redact import redact
+from corpus_platform.base.text_codecs import check_encoding
 
 CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url")
-SPLITS = ("train", "validation", "test")
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -30,23 +32,6 @@ class ConfigError(CorpusError):
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def check_encoding(encoding: str) -> str:
-    """``encoding`` when Python knows it as a text codec.
-
-    Raises:
-        ValueError: naming the encoding and what to use instead.
-    """
-    try:
-        "".encode(encoding)
-        b"".decode(encoding)
-    except LookupError:
-        raise ValueError(
-            f"unknown text encoding {encoding!r}; use a Python codec name such as utf-8, "
-            "latin-1 or cp1252 (see Python's list of standard encodings)"
-        ) from None
-    return encoding
 
 
 class InputConfig(_Model):
@@ -222,11 +207,8 @@ class SplitConfig(_Model):
     :mod:`corpus_platform.kernels.cut`. The split's metadata shows the component-size
     histogram, the largest components and any cut.
 
-    ``epoch`` changes a split on purpose. Within an epoch the stability check fails when a
-    validation or test row of the published split would move into train; a higher epoch may
-    move rows, and the held-out rows of the previous epoch that moved into train are listed in
-    the split's ``epoch_moves/`` table and counted in the registry, so no model is compared on
-    an evaluation set it was trained on. Epochs only increase.
+    ``epoch`` changes a split on purpose: a higher epoch may move held-out rows into train (they
+    are listed in the split's ``epoch_moves/``); within an epoch the stability check forbids it.
     """
 
     mode: Literal["group", "row", "time", "time_group"] = "group"

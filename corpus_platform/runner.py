@@ -7,9 +7,9 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.base.names import STAGES
 from corpus_platform.console import LOGGER_KEY
 from corpus_platform.definitions import build_definitions
-from corpus_platform.defs.names import STAGES
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
 

@@ -5,11 +5,14 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from corpus_platform.config import SPLITS, CorpusConfig, load_config
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.hashing import shard_of
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.redact import redact
+from corpus_platform.base.shards import part_path, read_parquet
+from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.kernels.filters import judge_text
-from corpus_platform.kernels.hashing import shard_of
-from corpus_platform.redact import CorpusError, redact
-from corpus_platform.store.datasets import part_path, read_parquet, stage_path
+from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.snapshots import current_snapshot
 
 

@@ -10,8 +10,9 @@ import pyarrow.compute as pc
 import pytest
 
 from corpus_platform.audit import checkout, replay
-from corpus_platform.defs.names import STAGES
-from corpus_platform.store.datasets import read_parquet, stage_path
+from corpus_platform.base.names import STAGES
+from corpus_platform.base.shards import read_parquet
+from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import find_snapshot, list_snapshots
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc

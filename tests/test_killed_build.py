@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
-from corpus_platform.defs.names import STAGES
+from corpus_platform.base.names import STAGES
 from corpus_platform.store.lock import current_holder
 from tests.conftest import REPO, project_config
 

@@ -7,6 +7,7 @@ the asset, and its publish step runs them all with :func:`audit`: one failing ne
 another, and a check that raises counts as failed with its error as the verdict.
 """
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +15,9 @@ from typing import Any
 
 import dagster as dg
 
-from corpus_platform.defs.names import STAGE_CHECKS
+from corpus_platform.base.names import STAGE_CHECKS
+from corpus_platform.base.redact import redact, redact_text
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.redact import redact, redact_text
 
 CheckFn = Callable[[CorpusProject, Path], dg.AssetCheckResult]
 
@@ -91,11 +92,14 @@ def _run_one(check: StageCheck, corpus: CorpusProject, candidate: Path) -> dg.As
 
 
 def audit(corpus: CorpusProject, asset: str, candidate: Path) -> list[dg.AssetCheckResult]:
-    """Every check of ``asset`` run on its candidate, in ``STAGE_CHECKS`` order, redacted."""
+    """Every check of ``asset`` run on its candidate, in ``STAGE_CHECKS`` order, redacted, with
+    the seconds it took in its metadata."""
     results = []
     for check in registered_checks(asset):
+        started = time.perf_counter()
         result = _run_one(check, corpus, candidate)
-        metadata = redact(plain_metadata(dict(result.metadata)))
+        seconds = round(time.perf_counter() - started, 3)
+        metadata = {**redact(plain_metadata(dict(result.metadata))), "seconds": seconds}
         results.append(
             dg.AssetCheckResult(check_name=check.name, passed=result.passed, metadata=metadata)
         )

@@ -7,10 +7,10 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.base.redact import redact
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import audit
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.redact import redact
 from corpus_platform.store.candidates import quarantine
 from corpus_platform.store.datasets import candidate_path, promote
 from corpus_platform.store.lineage import lineage_report
@@ -94,6 +94,9 @@ def publish(
         "lineage": dg.MetadataValue.md(lineage_report(root, snapshot)),
         "replay_command": f"corpus replay {snapshot}",
         "pin_seconds": pin_seconds,
+        "check_seconds": dg.MetadataValue.json(
+            {r.check_name: _plain(r, "seconds") for r in results}
+        ),
     }
     yield dg.MaterializeResult(metadata=metadata, check_results=results)
 
@@ -115,7 +118,7 @@ def reject(
     root = project.root_path
     run_id = dg.AssetExecutionContext.get().run_id
     verdicts = [
-        {"check": r.check_name, "passed": r.passed, "verdict": str(r.metadata.get("verdict", ""))}
+        {"check": r.check_name, "passed": r.passed, "verdict": _plain(r, "verdict")}
         for r in results
     ]
     record = quarantine(
@@ -171,6 +174,12 @@ def _record_checks(
             "check": result.check_name,
             "snapshot_id": snapshot,
             "passed": result.passed,
-            "verdict": str(result.metadata.get("verdict", "")),
+            "verdict": _plain(result, "verdict"),
         }
         append_record(root, CHECK, record)
+
+
+def _plain(result: dg.AssetCheckResult, key: str) -> Any:
+    """A check result's metadata value as plain Python (Dagster wraps them)."""
+    value = result.metadata.get(key, "")
+    return getattr(value, "value", value)

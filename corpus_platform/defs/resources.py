@@ -3,6 +3,7 @@
 import shutil
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Self
 
@@ -10,6 +11,7 @@ import dagster as dg
 
 from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.kernels.engine import LocalEngine
+from corpus_platform.kernels.filters import check_exempt
 from corpus_platform.store.datasets import recover_stage_folders, stage_path
 from corpus_platform.store.lock import Holder, project_lock
 
@@ -48,8 +50,13 @@ class CorpusProject(dg.ConfigurableResource):
         return Path(self.root).resolve()
 
     def load(self) -> CorpusConfig:
-        """The validated pipeline config."""
-        return load_config(self.root_path / self.config_file)
+        """The validated pipeline config: read and validated (``filters.exempt`` included) once
+        per version of the file, then cached; every asset and check of a build shares it."""
+        path = self.root_path / self.config_file
+        stat = path.stat() if path.is_file() else None
+        return _validated_config(
+            str(path), stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0
+        )
 
     def stage_dir(self, asset: str) -> Path:
         """The published folder of a stage, ``data/<asset>``."""
@@ -85,3 +92,11 @@ def _mark_crashed_run(context: dg.InitResourceContext, crashed: Holder) -> None:
         context.instance.report_run_failed(run, f"{message}; marked failed by run {context.run_id}")
         message += "; its run is now marked failed"
     context.log.warning(message)
+
+
+@lru_cache(maxsize=8)
+def _validated_config(path: str, mtime_ns: int, size: int) -> CorpusConfig:
+    """The config at ``path`` as of (``mtime_ns``, ``size``), fully validated."""
+    config = load_config(Path(path))
+    check_exempt(config.filters)
+    return config

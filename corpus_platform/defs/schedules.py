@@ -2,8 +2,8 @@
 
 import dagster as dg
 
+from corpus_platform.base.hashing import fingerprint
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.hashing import fingerprint
 from corpus_platform.kernels.readers import list_input_files
 
 BUILD_JOB = "build_corpus"

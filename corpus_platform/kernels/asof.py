@@ -22,10 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.hashing import shard_of
+from corpus_platform.base.shards import iter_shards, read_parquet, read_shard, write_parquet
 from corpus_platform.config import AsofFeature
-from corpus_platform.kernels.hashing import shard_of
 from corpus_platform.kernels.temporal import MICROS_PER_DAY
-from corpus_platform.store.datasets import iter_shards, read_parquet, read_shard, write_parquet
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

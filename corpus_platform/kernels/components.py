@@ -28,9 +28,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.config import SPLITS
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.shards import iter_shards
 from corpus_platform.kernels.unionfind import UnionFind
-from corpus_platform.store.datasets import iter_shards
 
 TOP_COMPONENTS = 5  # largest components described in the metadata
 SAMPLE_IDS = 3  # doc ids shown per described component

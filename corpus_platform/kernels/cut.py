@@ -29,7 +29,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from corpus_platform.config import SPLITS, SplitConfig
+from corpus_platform.base.hashing import bucket_of
+from corpus_platform.base.names import SPLITS
+from corpus_platform.config import SplitConfig
 from corpus_platform.kernels.components import (
     TOP_COMPONENTS,
     ComponentReport,
@@ -39,7 +41,6 @@ from corpus_platform.kernels.components import (
     scan_entities,
     scan_members,
 )
-from corpus_platform.kernels.hashing import bucket_of
 from corpus_platform.kernels.split import bucket_bounds, split_of
 from corpus_platform.kernels.unionfind import UnionFind
 

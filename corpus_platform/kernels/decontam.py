@@ -12,7 +12,7 @@ from pathlib import Path
 
 import xxhash
 
-from corpus_platform.kernels.hashing import normalize_text
+from corpus_platform.base.hashing import normalize_text
 from corpus_platform.kernels.readers import InputError, read_batches
 
 EvalNgrams = dict[str, frozenset[int]]

@@ -21,7 +21,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 import great_expectations as gx
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
-from corpus_platform.store.datasets import read_shard
+from corpus_platform.base.shards import read_shard
 
 MAX_EXAMPLES = 5
 

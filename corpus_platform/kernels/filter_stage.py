@@ -16,6 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.hashing import content_hash, unit_interval
+from corpus_platform.base.redact import redact_text
+from corpus_platform.base.shards import part_path, read_shard, write_parquet
 from corpus_platform.config import FilterConfig
 from corpus_platform.kernels import langid
 from corpus_platform.kernels.filters import (
@@ -25,10 +28,7 @@ from corpus_platform.kernels.filters import (
     quality_score,
     strip_boilerplate_lines,
 )
-from corpus_platform.kernels.hashing import content_hash, unit_interval
 from corpus_platform.kernels.pii import scrub_all
-from corpus_platform.redact import redact_text
-from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
 SAMPLES_PER_FILTER = 3
 SNIPPET_CHARS = 160

@@ -18,10 +18,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.hashing import content_hash, shard_of
+from corpus_platform.base.shards import iter_shards, part_path, read_parquet, write_parquet
 from corpus_platform.config import CorpusConfig
-from corpus_platform.kernels.hashing import content_hash, shard_of
 from corpus_platform.kernels.readers import Decoding, InputError, ReadStats, read_batches
-from corpus_platform.store.datasets import iter_shards, part_path, read_parquet, write_parquet
 
 
 def canonical_schema(features: tuple[str, ...]) -> pa.Schema:

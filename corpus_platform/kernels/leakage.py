@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_platform.config import SPLITS
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.shards import iter_batches, iter_shards, part_path
 from corpus_platform.kernels.dedup import DedupParams, signature_shard, sorted_jaccard
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.store.datasets import iter_batches, iter_shards, part_path
 
 MAX_EXAMPLES = 10
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import xxhash
 from datasketch import MinHash
 
-from corpus_platform.kernels.hashing import TextNormalization
+from corpus_platform.base.hashing import TextNormalization
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
 MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.hashing import unit_interval
+from corpus_platform.base.shards import iter_shards, part_path, read_shard, write_parquet
 from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets
-from corpus_platform.kernels.hashing import unit_interval
-from corpus_platform.redact import CorpusError
-from corpus_platform.store.datasets import iter_shards, part_path, read_shard, write_parquet
 
 
 class MixError(CorpusError):

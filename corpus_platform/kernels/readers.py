@@ -16,99 +16,38 @@ row, line or byte where known, what is wrong and the fix.
 
 from __future__ import annotations
 
-import codecs
 import gzip
-import io
 import json
-import re
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import IO, Literal
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from corpus_platform.config import check_encoding
-from corpus_platform.redact import CorpusError
+from corpus_platform.kernels.decoding import (
+    BATCH_ROWS,
+    CSV_FIX,
+    CSV_ROW_FIX,
+    ESCAPED,
+    GZIP_FIX,
+    PARQUET_FIX,
+    PARQUET_NESTED_FIX,
+    PARQUET_UTF8_FIX,
+    REPLACEMENT,
+    Decoding,
+    InputError,
+    Opener,
+    ReadStats,
+    Utf8Stream,
+    decoded_line,
+    located_error,
+    replace_escaped,
+)
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".csv")
-BATCH_ROWS = 10_000
-CHUNK_BYTES = 1 << 20
-REPLACEMENT = "\ufffd"
-
-ENCODING_FIX = (
-    "set input.encoding: latin-1 (or the file's real encoding) in corpus.yaml, "
-    "or input.decode_errors: replace, or re-encode the file as UTF-8"
-)
-GZIP_FIX = (
-    "the file is truncated or not gzip: re-compress or re-export it, "
-    "or remove it from the input folder"
-)
-PARQUET_FIX = (
-    "the file is truncated or not Parquet: re-export it or remove it from the input folder"
-)
-PARQUET_UTF8_FIX = (
-    "Parquet text must be UTF-8: re-export the file with UTF-8 strings, "
-    "or set input.decode_errors: replace in corpus.yaml"
-)
-PARQUET_NESTED_FIX = (
-    "Parquet text must be UTF-8 (input.decode_errors: replace repairs top-level string "
-    "columns only): re-export the file with UTF-8 strings"
-)
-CSV_ROW_FIX = (
-    "fix the row (quote fields that hold commas, quotes or newlines) "
-    "or remove the file from the input folder"
-)
-CSV_FIX = "fix the value or row pyarrow names, or remove the file from the input folder"
-
-# surrogateescape carries each undecodable byte 0xXY as the lone surrogate U+DCXY.
-_ESCAPED = re.compile("[\udc80-\udcff]")
-_ESCAPED_RUN = re.compile("[\udc80-\udcff]{1,8}")
-
-DecodeErrors = Literal["fail", "replace"]
-Opener = Callable[..., IO]
-
-
-class InputError(CorpusError):
-    """Raw input that cannot be ingested; the message names the file, the row and the fix."""
-
-
-@dataclass(frozen=True)
-class Decoding:
-    """How text input files are decoded.
-
-    Attributes:
-        encoding: A Python text codec name (``utf-8``, ``latin-1``, ``cp1252`` ...).
-        errors: ``fail`` raises on undecodable bytes; ``replace`` puts one U+FFFD per byte.
-    """
-
-    encoding: str = "utf-8"
-    errors: DecodeErrors = "fail"
-
-    def __post_init__(self) -> None:
-        check_encoding(self.encoding)
-        if self.errors not in ("fail", "replace"):
-            raise ValueError(f"decode errors must be 'fail' or 'replace', got {self.errors!r}")
-
-    @property
-    def native(self) -> bool:
-        """True for strict UTF-8, which readers hand to their native (fast) decoders."""
-        return self.errors == "fail" and codecs.lookup(self.encoding).name == "utf-8"
-
-
-@dataclass
-class ReadStats:
-    """What reading one file noticed besides its rows.
-
-    Attributes:
-        replaced_chars: Undecodable bytes replaced with U+FFFD (``decode_errors: replace``).
-    """
-
-    replaced_chars: int = 0
 
 
 def input_format(path: Path) -> str | None:
@@ -140,74 +79,6 @@ def list_input_files(root: Path) -> list[Path]:
     return files
 
 
-# --- undecodable bytes ----------------------------------------------------------------------
-
-
-def _escaped_bytes(text: str, start: int) -> bytes:
-    """The undecodable bytes surrogateescape carried from ``text[start]`` on (at most 8)."""
-    run = _ESCAPED_RUN.match(text, start)
-    return bytes(ord(char) - 0xDC00 for char in run.group()) if run else b""
-
-
-def _replace_escaped(text: str, stats: ReadStats) -> str:
-    """``text`` with one U+FFFD per undecodable byte, counted in ``stats``."""
-    text, count = _ESCAPED.subn(REPLACEMENT, text)
-    stats.replaced_chars += count
-    return text
-
-
-def _undecodable_message(where: str, bad: bytes, encoding: str) -> str:
-    return f"{where}: bytes {bad!r} are not valid {encoding}; {ENCODING_FIX}"
-
-
-def _decoded_line(path: Path, line_no: int, line: str, decoding: Decoding, stats: ReadStats) -> str:
-    """A non-ASCII line with its undecodable bytes replaced, or InputError naming them."""
-    bad = _ESCAPED.search(line)
-    if bad is None:
-        return line
-    if decoding.errors == "replace":
-        return _replace_escaped(line, stats)
-    offset = len(line[: bad.start()].encode(decoding.encoding, "surrogateescape"))
-    where = f"{path}: line {line_no}, byte offset {offset} in the line"
-    raise InputError(
-        _undecodable_message(where, _escaped_bytes(line, bad.start()), decoding.encoding)
-    )
-
-
-def _first_undecodable(path: Path, opener: Opener, encoding: str) -> tuple[int, int, bytes] | None:
-    """``(line, byte offset, bytes)`` of the first bytes ``encoding`` cannot decode, streaming.
-
-    Used on the error path only, when the reader that failed could not say where.
-    """
-    decoder = codecs.getincrementaldecoder(encoding)("strict")
-    offset, lines = 0, 1
-    with opener(path, "rb") as raw:
-        while True:
-            chunk = raw.read(CHUNK_BYTES)
-            pending = decoder.getstate()[0]
-            try:
-                lines += decoder.decode(chunk, final=not chunk).count("\n")
-            except UnicodeDecodeError as error:
-                data = pending + chunk
-                lines += data[: error.start].decode(encoding, "replace").count("\n")
-                return lines, offset - len(pending) + error.start, data[error.start : error.end]
-            offset += len(chunk)
-            if not chunk:
-                return None
-
-
-def _located_error(path: Path, opener: Opener, encoding: str) -> str:
-    """The message for a file holding bytes ``encoding`` cannot decode, placed by a rescan."""
-    try:
-        found = _first_undecodable(path, opener, encoding)
-    except (EOFError, gzip.BadGzipFile, zlib.error):
-        found = None
-    if found is None:
-        return f"{path}: not valid {encoding}; {ENCODING_FIX}"
-    line, offset, bad = found
-    return _undecodable_message(f"{path}: line {line}, byte offset {offset}", bad, encoding)
-
-
 # --- jsonl ----------------------------------------------------------------------------------
 
 
@@ -223,7 +94,7 @@ def _jsonl_batches(
         ) as handle:
             for line_no, line in enumerate(handle, start=1):
                 text = (
-                    line if line.isascii() else _decoded_line(path, line_no, line, decoding, stats)
+                    line if line.isascii() else decoded_line(path, line_no, line, decoding, stats)
                 )
                 if not text.strip():
                     continue
@@ -234,7 +105,7 @@ def _jsonl_batches(
                     yield first, _records_table(rows)
                     rows = []
     except UnicodeDecodeError:  # a byte surrogateescape cannot carry (UTF-16 and kin)
-        raise InputError(_located_error(path, opener, decoding.encoding)) from None
+        raise InputError(located_error(path, opener, decoding.encoding)) from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise InputError(f"{path}: after line {line_no}: {error}; {GZIP_FIX}") from None
     if rows:
@@ -342,7 +213,7 @@ def _utf8_column(
     if decoding.errors == "fail":
         raise InputError(_parquet_string_error(path, first, name, values, problem))
     text = [
-        None if v is None else _replace_escaped(v.decode("utf-8", "surrogateescape"), stats)
+        None if v is None else replace_escaped(v.decode("utf-8", "surrogateescape"), stats)
         for v in values
     ]
     return pa.array(text, column.type)
@@ -365,66 +236,6 @@ def _parquet_string_error(
 # --- csv ------------------------------------------------------------------------------------
 
 
-class _Utf8Stream(io.RawIOBase):
-    """A text file decoded as ``decoding`` says and served as UTF-8, one chunk at a time, so
-    pyarrow's CSV reader sees valid UTF-8 whatever the file's encoding; memory stays a chunk."""
-
-    def __init__(self, path: Path, decoding: Decoding, stats: ReadStats) -> None:
-        super().__init__()
-        self._path, self._decoding, self._stats = path, decoding, stats
-        self._raw = path.open("rb")
-        self._decoder = codecs.getincrementaldecoder(decoding.encoding)("surrogateescape")
-        self._buffer, self._position = b"", 0
-        self._consumed = 0  # source bytes handed to the decoder
-        self._lines = 0  # newlines decoded so far
-        self._eof = False
-
-    def readable(self) -> bool:
-        """Always True: the stream is read-only."""
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:
-        """Fill ``buffer`` with the next transcoded bytes; fewer only at the end of the file."""
-        filled = 0
-        while filled < len(buffer):
-            if self._position >= len(self._buffer):
-                if self._eof:
-                    break
-                self._fill()
-                continue
-            count = min(len(buffer) - filled, len(self._buffer) - self._position)
-            end = self._position + count
-            buffer[filled : filled + count] = memoryview(self._buffer)[self._position : end]
-            self._position, filled = end, filled + count
-        return filled
-
-    def close(self) -> None:
-        """Close the underlying file."""
-        self._raw.close()
-        super().close()
-
-    def _fill(self) -> None:
-        chunk = self._raw.read(CHUNK_BYTES)
-        self._eof = not chunk
-        pending = len(self._decoder.getstate()[0])
-        text = self._decoder.decode(chunk, final=self._eof)
-        bad = None if text.isascii() else _ESCAPED.search(text)
-        if bad is not None and self._decoding.errors == "fail":
-            raise InputError(self._undecodable(text, bad.start(), pending))
-        if bad is not None:
-            text = _replace_escaped(text, self._stats)
-        self._lines += text.count("\n")
-        self._consumed += len(chunk)
-        self._buffer, self._position = text.encode("utf-8"), 0
-
-    def _undecodable(self, text: str, start: int, pending: int) -> str:
-        encoding = self._decoding.encoding
-        line = self._lines + text.count("\n", 0, start) + 1
-        offset = self._consumed - pending + len(text[:start].encode(encoding, "surrogateescape"))
-        where = f"{self._path}: line {line}, byte offset {offset}"
-        return _undecodable_message(where, _escaped_bytes(text, start), encoding)
-
-
 def _remember(seen: list[pacsv.InvalidRow], row: pacsv.InvalidRow) -> str:
     """pyarrow's invalid-row handler: keep the row to name it, then stop with an error."""
     seen.append(row)
@@ -437,7 +248,7 @@ def _row_line(path: Path, decoding: Decoding, text: str) -> int | None:
     try:
         with path.open("rt", encoding=decoding.encoding, errors="surrogateescape", newline="") as f:
             for line_no, line in enumerate(f, start=1):
-                if _ESCAPED.sub(REPLACEMENT, line).rstrip("\r\n") == wanted:
+                if ESCAPED.sub(REPLACEMENT, line).rstrip("\r\n") == wanted:
                     return line_no
     except UnicodeDecodeError:  # a byte surrogateescape cannot carry: no line to name
         return None
@@ -458,7 +269,7 @@ def _csv_error(
             f"{row.actual_columns} ({row.text[:80]!r}); {CSV_ROW_FIX}"
         )
     if decoding.native and "utf8" in str(error).lower():  # invalid UTF-8 after the first block
-        return _located_error(path, open, "utf-8")
+        return located_error(path, open, "utf-8")
     return f"{path}: rows from {first}: not readable as CSV ({error}); {CSV_FIX}"
 
 
@@ -470,7 +281,7 @@ def _check_utf8_schema(path: Path, schema: pa.Schema) -> None:
     except UnicodeDecodeError:  # in the header
         binary = ["(header)"]
     if binary:
-        raise InputError(_located_error(path, open, "utf-8"))
+        raise InputError(located_error(path, open, "utf-8"))
 
 
 def _csv_batches(
@@ -481,7 +292,7 @@ def _csv_batches(
     options = pacsv.ReadOptions(block_size=1 << 22)
     parse = pacsv.ParseOptions(invalid_row_handler=partial(_remember, invalid))
     convert = pacsv.ConvertOptions(strings_can_be_null=True)
-    source = path if decoding.native else _Utf8Stream(path, decoding, stats)
+    source = path if decoding.native else Utf8Stream(path, decoding, stats)
     try:
         reader = pacsv.open_csv(
             source, read_options=options, parse_options=parse, convert_options=convert
@@ -492,11 +303,11 @@ def _csv_batches(
             yield first, table.append_column("__row", pa.array(range(first, first + len(table))))
             first += len(table)
     except UnicodeDecodeError:  # a byte surrogateescape cannot carry (UTF-16 and kin)
-        raise InputError(_located_error(path, open, decoding.encoding)) from None
+        raise InputError(located_error(path, open, decoding.encoding)) from None
     except pa.ArrowInvalid as error:
         raise InputError(_csv_error(path, first, error, invalid, decoding)) from None
     finally:
-        if isinstance(source, _Utf8Stream):
+        if isinstance(source, Utf8Stream):
             source.close()
 
 

@@ -28,12 +28,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.config import SPLITS, AsofFeature
+from corpus_platform.base.hashing import BUCKETS, bucket_of
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.shards import part_path, read_shard, write_parquet
+from corpus_platform.config import AsofFeature
 from corpus_platform.kernels.asof import asof_columns
-from corpus_platform.kernels.hashing import BUCKETS, bucket_of
 from corpus_platform.kernels.temporal import EMBARGO, Cutoffs, micros
 from corpus_platform.kernels.unionfind import UnionFind
-from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
 OUTSIDE_WINDOW = "outside_window"
 BRIDGE = "bridge"

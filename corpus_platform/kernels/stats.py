@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.kernels.hashing import fingerprint
-from corpus_platform.store.datasets import part_path, read_shard, write_parquet
+from corpus_platform.base.hashing import fingerprint
+from corpus_platform.base.shards import part_path, read_shard, write_parquet
 
 
 @dataclass(frozen=True)

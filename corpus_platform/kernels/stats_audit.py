@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus_platform.base.shards import read_shard
 from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.stats import column_values
-from corpus_platform.store.datasets import read_shard
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.config import SPLITS
-from corpus_platform.redact import CorpusError
-from corpus_platform.store.datasets import iter_shards
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.shards import iter_shards
 
 HISTOGRAM_BINS = 4096
 EMBARGO = "embargo"

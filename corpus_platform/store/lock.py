@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from corpus_platform.redact import CorpusError
+from corpus_platform.base.errors import CorpusError
 
 LOCK_FILE = Path(".corpus") / "build.lock"
 

@@ -8,8 +8,8 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from corpus_platform.kernels.hashing import fingerprint
-from corpus_platform.redact import CorpusError
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.hashing import fingerprint
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 REQUIRED_FIELDS = (

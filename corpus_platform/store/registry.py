@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.redact import CorpusError, redact
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.redact import redact
 
 REGISTRY_FILE = Path(".corpus") / "registry.jsonl"
 SNAPSHOT, CHECK, PIN, GC = "snapshot", "check", "pin", "gc"

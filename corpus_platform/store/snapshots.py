@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from corpus_platform.redact import CorpusError
+from corpus_platform.base.errors import CorpusError
 
 # The workspace file and its cache object share storage where the filesystem allows (a reflink
 # copy-on-write clone, else a hard link), so pinning a stage does not write its bytes twice;

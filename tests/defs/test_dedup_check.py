@@ -6,12 +6,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.hashing import shard_of
+from corpus_platform.base.names import SIMILAR_PAIRS
+from corpus_platform.base.shards import part_path, read_parquet, read_shard, write_parquet
 from corpus_platform.config import load_config
 from corpus_platform.defs.checks import check_on_published
 from corpus_platform.defs.dedup.checks import no_kept_near_duplicate_pair
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.hashing import shard_of
-from corpus_platform.store.datasets import part_path, read_parquet, read_shard, write_parquet
 
 
 def check(root: Path):
@@ -33,7 +34,7 @@ def test_passes_on_the_sample_and_fails_on_a_revived_duplicate(built, tmp_path: 
     membership = read_parquet(part_path(dedup / "clusters", 0))
     for shard in range(1, shards):
         membership = pa.concat_tables([membership, read_shard(dedup / "clusters", shard)])
-    pairs = read_parquet(dedup / "pairs" / "similar_pairs.parquet")
+    pairs = read_parquet(dedup / SIMILAR_PAIRS)
     dropped = set(
         membership.filter(pc.invert(membership.column("kept"))).column("doc_id").to_pylist()
     )

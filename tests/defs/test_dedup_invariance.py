@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from corpus_platform.store.datasets import read_all_shards
+from corpus_platform.base.shards import read_all_shards
 from tests.conftest import build, make_project, tree_digest
 
 UP_TO_DEDUP = ["raw_documents", "filtered_documents", "deduplicated_documents"]

@@ -10,12 +10,12 @@ import pyarrow.compute as pc
 import pytest
 import yaml
 
-from corpus_platform.defs.names import SPLIT_DOCUMENTS
+from corpus_platform.base.names import SPLIT_DOCUMENTS
+from corpus_platform.base.shards import iter_shards
 from corpus_platform.kernels.cut import bucket_assigner
 from corpus_platform.runner import BuildReport
 from corpus_platform.sample import ENGLISH
 from corpus_platform.store.candidates import list_candidates
-from corpus_platform.store.datasets import iter_shards
 from tests.conftest import build, project_config, set_config
 
 SEED = 20261122

@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from corpus_platform.base.names import SIMILAR_PAIRS
+from corpus_platform.base.shards import part_path, read_parquet, write_parquet
 from corpus_platform.defs.checks import check_on_published
 from corpus_platform.defs.mixing.checks import (
     mix_proportions_within_tolerance,
@@ -32,7 +34,6 @@ from corpus_platform.defs.statistics.checks import (
     fitted_on_exactly_train,
     normalized_with_frozen_train_statistics,
 )
-from corpus_platform.store.datasets import part_path, read_parquet, write_parquet
 from tests.conftest import build, set_config
 
 SPLITS = ("train", "validation", "test")
@@ -73,9 +74,7 @@ def verdict(result: dg.AssetCheckResult) -> str:
 
 def a_similar_pair(root: Path) -> tuple[str, str]:
     """A similar pair (a, b) with a in train and b present."""
-    pairs = read_parquet(
-        root / "data" / "deduplicated_documents" / "pairs" / "similar_pairs.parquet"
-    )
+    pairs = read_parquet(root / "data" / "deduplicated_documents" / SIMILAR_PAIRS)
     for a, b in zip(
         pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist(), strict=True
     ):

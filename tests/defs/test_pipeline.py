@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from corpus_platform.defs.names import STAGES
+from corpus_platform.base.names import STAGES
 from corpus_platform.store.provenance import REQUIRED_FIELDS
 from corpus_platform.store.registry import list_snapshots
 from tests.conftest import build, make_project, tree_digest
@@ -107,3 +107,12 @@ def test_bad_input_publishes_nothing_and_leaves_raw_untouched(tmp_path: Path) ->
     assert not (root / "data" / "raw_documents.dvc").exists()
     assert list_snapshots(root) == []
     assert tree_digest(root / "data" / "raw") == raw_before
+
+
+def test_an_unknown_exempt_filter_stops_the_build_before_anything_is_pinned(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "exempt", filters={"exempt": {"no_such_filter": ["code"]}})
+    report = build(root)
+    assert not report.success and not report.materialized
+    assert "filters.exempt names unknown filter(s) ['no_such_filter']" in report.failures[0]
+    assert not (root / "data" / "raw_documents").exists()
+    assert not (root / "data" / "raw.dvc").exists() and list_snapshots(root) == []

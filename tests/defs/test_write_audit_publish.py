@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from corpus_platform.base.names import SPLIT_DOCUMENTS, STAGE_CHECKS
 from corpus_platform.cli import main as corpus
-from corpus_platform.defs.names import SPLIT_DOCUMENTS, STAGE_CHECKS
 from corpus_platform.store.candidates import list_candidates
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import CHECK, list_snapshots, read_records
@@ -47,9 +47,15 @@ def test_a_rejected_split_leaves_data_pointers_and_snapshots_as_they_were(
 
     (candidate,) = list_candidates(root)
     assert candidate["asset"] == SPLIT_DOCUMENTS
-    failed = {c["check"] for c in candidate["checks"] if not c["passed"]}
-    assert "no_entity_in_two_splits" in failed
+    failed = {c["check"]: c["verdict"] for c in candidate["checks"] if not c["passed"]}
+    assert failed["no_entity_in_two_splits"].startswith("entities in more than one split: ")
     assert candidate["snapshot_id"] not in {s["snapshot_id"] for s in list_snapshots(root)}
+    recorded = {
+        r["check"]: r["verdict"]
+        for r in read_records(root, CHECK)
+        if r["snapshot_id"] == candidate["snapshot_id"]
+    }
+    assert recorded["no_entity_in_two_splits"] == failed["no_entity_in_two_splits"]
     judged = {
         r["check"]
         for r in read_records(root, CHECK)

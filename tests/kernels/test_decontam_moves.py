@@ -6,10 +6,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.kernels.decontam import contaminating_sets, load_eval_ngrams, ngram_hashes
 from corpus_platform.kernels.leakage import split_moves
 from corpus_platform.kernels.readers import InputError
-from corpus_platform.store.datasets import part_path, write_parquet
 
 BENCH = "the quick brown fox jumps over the lazy dog while the cat sleeps soundly on the mat today"
 

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.hashing import TextNormalization, content_hash, shard_of
+from corpus_platform.base.shards import part_path, read_shard, write_parquet, write_sharded
 from corpus_platform.kernels import dedup
 from corpus_platform.kernels.dedup import (
     DedupParams,
@@ -24,9 +26,7 @@ from corpus_platform.kernels.dedup import (
     sorted_jaccard,
     write_dedup_shard,
 )
-from corpus_platform.kernels.hashing import TextNormalization, content_hash, shard_of
 from corpus_platform.kernels.minhash import shingle_sets
-from corpus_platform.store.datasets import part_path, read_shard, write_parquet, write_sharded
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from corpus_platform.kernels.hashing import (
+from corpus_platform.base.hashing import (
     BUCKETS,
     bucket_of,
     content_hash,
@@ -18,7 +18,7 @@ from corpus_platform.kernels.hashing import (
 
 
 def test_hash_is_identical_across_processes_with_different_hash_seeds() -> None:
-    code = "from corpus_platform.kernels.hashing import stable_hash; print(stable_hash('doc-1', 7))"
+    code = "from corpus_platform.base.hashing import stable_hash; print(stable_hash('doc-1', 7))"
     outputs = {
         subprocess.run(
             [sys.executable, "-c", code],

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from corpus_platform.base.shards import read_shard
 from corpus_platform.config import parse_config
 from corpus_platform.kernels.ingest import (
     assemble_shard,
@@ -16,7 +17,6 @@ from corpus_platform.kernels.ingest import (
     spill_file,
 )
 from corpus_platform.kernels.readers import InputError, list_input_files, read_batches
-from corpus_platform.store.datasets import read_shard
 
 ROWS = [
     {

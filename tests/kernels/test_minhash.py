@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from datasketch import MinHash
 
+from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.kernels import minhash
-from corpus_platform.kernels.hashing import TextNormalization
 from corpus_platform.kernels.minhash import band_keys, shingle_sets, signatures
 
 NORM = TextNormalization()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from corpus_platform.base.hashing import TextNormalization
+from corpus_platform.base.shards import write_sharded
 from corpus_platform.kernels.dedup import DedupParams, jaccard, shingle_set
-from corpus_platform.kernels.hashing import TextNormalization
 from corpus_platform.kernels.leakage import held_out_neighbours
-from corpus_platform.store.datasets import write_sharded
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.shards import part_path, read_shard, write_parquet
 from corpus_platform.config import SplitConfig
 from corpus_platform.kernels.components import (
     Links,
@@ -26,7 +27,6 @@ from corpus_platform.kernels.cut import (
     plan_components,
 )
 from corpus_platform.kernels.split import SplitPlan, entity_components, split_shard
-from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
 RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
 

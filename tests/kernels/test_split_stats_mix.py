@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs
 from corpus_platform.kernels.mix import MixError, mix_shard, plan_rates, times_drawn
 from corpus_platform.kernels.split import (
@@ -26,7 +27,6 @@ from corpus_platform.kernels.stats import (
     statistics_document,
 )
 from corpus_platform.kernels.temporal import Cutoffs
-from corpus_platform.store.datasets import read_shard, write_parquet
 
 RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from corpus_platform.base.shards import write_sharded
 from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.stats_audit import recompute_train_statistics
-from corpus_platform.store.datasets import write_sharded
 
 
 def test_streaming_recomputation_equals_numpy_on_everything(tmp_path: Path) -> None:

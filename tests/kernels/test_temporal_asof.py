@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.hashing import shard_of
+from corpus_platform.base.shards import part_path, read_shard, write_parquet
 from corpus_platform.config import AsofFeature
 from corpus_platform.kernels import asof
-from corpus_platform.kernels.hashing import shard_of
 from corpus_platform.kernels.temporal import (
     EMBARGO,
     MICROS_PER_DAY,
@@ -19,7 +20,6 @@ from corpus_platform.kernels.temporal import (
     check_order,
     quantile_cutoffs,
 )
-from corpus_platform.store.datasets import part_path, read_shard, write_parquet
 
 RATIOS = {"train": 0.6, "validation": 0.2, "test": 0.2}
 DAY = MICROS_PER_DAY

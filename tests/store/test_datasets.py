@@ -5,13 +5,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from corpus_platform.store.datasets import (
-    candidate_folder,
-    promote,
-    read_shard,
-    recover_stage_folders,
-    write_parquet,
-)
+from corpus_platform.base.shards import read_shard, write_parquet
+from corpus_platform.store.datasets import candidate_folder, promote, recover_stage_folders
 
 
 def test_equal_tables_give_identical_bytes(tmp_path: Path) -> None:

@@ -4,13 +4,21 @@ from functools import partial
 
 import dagster as dg
 
+from corpus_platform.base.names import (
+    DEDUPLICATED_DOCUMENTS,
+    FILTERED_DOCUMENTS,
+    SIMILAR_PAIRS,
+)
+from corpus_platform.base.shards import (
+    MANIFEST,
+    count_rows,
+    write_json,
+    write_parquet,
+    write_sharded,
+)
 from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.dedup import checks  # noqa: F401 (registers the checks before the specs)
 from corpus_platform.defs.dedup.review import histogram_markdown, largest_clusters_markdown
-from corpus_platform.defs.names import (
-    DEDUPLICATED_DOCUMENTS,
-    FILTERED_DOCUMENTS,
-)
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
@@ -21,14 +29,7 @@ from corpus_platform.kernels.dedup import (
     signature_shard,
     write_dedup_shard,
 )
-from corpus_platform.store.datasets import (
-    MANIFEST,
-    candidate_folder,
-    count_rows,
-    write_json,
-    write_parquet,
-    write_sharded,
-)
+from corpus_platform.store.datasets import candidate_folder
 
 
 @dg.asset(
@@ -58,9 +59,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
         write_sharded(membership, staging / "clusters", config.num_shards)
         write = partial(write_dedup_shard, upstream=upstream, staging=staging, mode=params.mode)
         rows = engine.map_shards(write, shards)
-        write_parquet(
-            pairs_table(scored, params.pair_threshold), staging / "pairs" / "similar_pairs.parquet"
-        )
+        write_parquet(pairs_table(scored, params.pair_threshold), staging / SIMILAR_PAIRS)
         sizes = cluster_sizes(result.cluster_of)
         counts = {
             "rows_in": sum(r[0] for r in rows),

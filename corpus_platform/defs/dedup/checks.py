@@ -4,17 +4,16 @@ from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import (
+from corpus_platform.base.names import (
     DEDUPLICATED_DOCUMENTS,
     NO_KEPT_NEAR_DUPLICATES,
+    SIMILAR_PAIRS,
 )
+from corpus_platform.base.shards import read_parquet
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     kept_duplicate_pairs,
-)
-from corpus_platform.store.datasets import (
-    read_parquet,
 )
 
 
@@ -24,7 +23,7 @@ def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> dg.As
     mode one row of the pair is gone, in annotate mode both carry the same cluster id."""
     config = corpus.load()
     folder = candidate
-    pairs = read_parquet(folder / "pairs" / "similar_pairs.parquet")
+    pairs = read_parquet(folder / SIMILAR_PAIRS)
     total, offenders = kept_duplicate_pairs(
         pairs, folder, config.num_shards, config.dedup.threshold, config.dedup.mode
     )

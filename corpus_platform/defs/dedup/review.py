@@ -5,9 +5,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.kernels.hashing import ids_by_shard
-from corpus_platform.redact import redact_text
-from corpus_platform.store.datasets import read_shard
+from corpus_platform.base.hashing import ids_by_shard
+from corpus_platform.base.redact import redact_text
+from corpus_platform.base.shards import read_shard
 
 LARGEST_CLUSTERS = 5
 SNIPPET_CHARS = 120

@@ -5,6 +5,8 @@ from functools import partial
 
 import dagster as dg
 
+from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS
+from corpus_platform.base.shards import MANIFEST, write_json
 from corpus_platform.config import CorpusConfig, FilterConfig
 from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.filtering import checks  # noqa: F401 (registers the checks before the specs)
@@ -14,21 +16,14 @@ from corpus_platform.defs.filtering.review import (
     merged_samples,
     samples_markdown,
 )
-from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.filter_stage import filter_shard
-from corpus_platform.kernels.filters import check_exempt
-from corpus_platform.store.datasets import (
-    MANIFEST,
-    candidate_folder,
-    write_json,
-)
+from corpus_platform.store.datasets import candidate_folder
 
 
 def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfig:
     """The filter config with its blocklist path resolved against the project folder."""
-    check_exempt(config.filters)
     if config.filters.blocklist is None:
         return config.filters
     return config.filters.model_copy(

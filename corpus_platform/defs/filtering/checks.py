@@ -5,13 +5,10 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.compute as pc
 
+from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, REMOVALS_HAVE_REASONS
+from corpus_platform.base.shards import iter_shards, read_manifest
 from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, REMOVALS_HAVE_REASONS
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.store.datasets import (
-    iter_shards,
-    read_manifest,
-)
 
 
 @corpus_check(asset=FILTERED_DOCUMENTS, name=REMOVALS_HAVE_REASONS)

@@ -5,9 +5,10 @@ from functools import partial
 
 import dagster as dg
 
+from corpus_platform.base.names import RAW_DOCUMENTS
+from corpus_platform.base.shards import MANIFEST, write_json
 from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.ingest import checks  # noqa: F401 (registers the checks before the specs)
-from corpus_platform.defs.names import RAW_DOCUMENTS
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest import (
@@ -17,7 +18,7 @@ from corpus_platform.kernels.ingest import (
     spill_file,
 )
 from corpus_platform.kernels.readers import list_input_files
-from corpus_platform.store.datasets import MANIFEST, candidate_folder, write_json
+from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import RAW_INPUT
 
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from corpus_platform.base.names import EXPECTATIONS, IDS_UNIQUE, RAW_DOCUMENTS
 from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import EXPECTATIONS, IDS_UNIQUE, RAW_DOCUMENTS
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest import repeated_ids
 

@@ -5,17 +5,18 @@ from functools import partial
 
 import dagster as dg
 
-from corpus_platform.defs.checks import check_specs
-from corpus_platform.defs.mixing.checks import eval_ngrams  # also registers the checks
-from corpus_platform.defs.names import (
+from corpus_platform.base.names import (
     NORMALIZED_SPLITS,
     TRAIN,
     TRAINING_MIX,
 )
+from corpus_platform.base.shards import MANIFEST, write_json
+from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.mixing.checks import eval_ngrams  # also registers the checks
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.mix import decontaminate_shard, mix_shard, plan_rates
-from corpus_platform.store.datasets import MANIFEST, candidate_folder, write_json
+from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import eval_input
 
 

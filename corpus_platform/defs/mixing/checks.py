@@ -5,19 +5,19 @@ from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import (
+from corpus_platform.base.names import (
     MIX_PROPORTIONS,
     NO_BENCHMARK_OVERLAP,
     NORMALIZED_SPLITS,
     TRAIN,
     TRAINING_MIX,
 )
+from corpus_platform.base.shards import iter_shards
+from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets, load_eval_ngrams
 from corpus_platform.kernels.mix import source_counts
-from corpus_platform.store.datasets import iter_shards
 
 
 def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:

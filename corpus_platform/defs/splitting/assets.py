@@ -6,9 +6,24 @@ from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.config import SPLITS, CorpusConfig
+from corpus_platform.base.names import (
+    DEDUPLICATED_DOCUMENTS,
+    EPOCH_MOVES,
+    SIMILAR_PAIRS,
+    SPLIT_DOCUMENTS,
+    SPLITS,
+)
+from corpus_platform.base.redact import redact_text
+from corpus_platform.base.shards import (
+    MANIFEST,
+    read_all_shards,
+    read_manifest,
+    read_parquet,
+    write_json,
+    write_parquet,
+)
+from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import check_specs
-from corpus_platform.defs.names import DEDUPLICATED_DOCUMENTS, EPOCH_MOVES, SPLIT_DOCUMENTS
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting import checks  # noqa: F401 (registers the checks before the specs)
@@ -19,16 +34,7 @@ from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.leakage import moved_into_train
 from corpus_platform.kernels.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.temporal import quantile_cutoffs
-from corpus_platform.redact import redact_text
-from corpus_platform.store.datasets import (
-    MANIFEST,
-    candidate_folder,
-    read_all_shards,
-    read_manifest,
-    read_parquet,
-    write_json,
-    write_parquet,
-)
+from corpus_platform.store.datasets import candidate_folder
 
 
 def compute_asof(engine: LocalEngine, upstream: Path, scratch: Path, config: CorpusConfig) -> None:
@@ -51,7 +57,7 @@ def component_plan(upstream: Path, config: CorpusConfig) -> ComponentPlan | None
     if config.split.mode not in ("group", "time_group"):
         return None
     plan = plan_components(
-        read_parquet(upstream / "pairs" / "similar_pairs.parquet"),
+        read_parquet(upstream / SIMILAR_PAIRS),
         read_all_shards(upstream / "clusters", config.num_shards),
         upstream,
         config.num_shards,

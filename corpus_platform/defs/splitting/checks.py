@@ -5,25 +5,34 @@ from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.config import SPLITS, CorpusConfig
-from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import (
+from corpus_platform.base.hashing import unit_interval
+from corpus_platform.base.names import (
     ASOF_CAUSALITY,
     DEDUPLICATED_DOCUMENTS,
     EPOCH_MOVES,
     NO_CLUSTER_IN_TWO_SPLITS,
     NO_ENTITY_IN_TWO_SPLITS,
     NO_NEAR_DUPLICATE_ACROSS_SPLITS,
+    SIMILAR_PAIRS,
     SPLIT_DOCUMENTS,
     SPLIT_RATIOS,
     SPLIT_STABILITY,
+    SPLITS,
     TEMPORAL_ORDER,
 )
+from corpus_platform.base.shards import (
+    MANIFEST,
+    count_rows,
+    iter_shards,
+    read_manifest,
+    read_parquet,
+)
+from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels import asof
 from corpus_platform.kernels.components import PlacedComponent, largest_placed
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.hashing import unit_interval
 from corpus_platform.kernels.leakage import (
     crossing_keys,
     crossing_pairs,
@@ -32,13 +41,6 @@ from corpus_platform.kernels.leakage import (
 )
 from corpus_platform.kernels.split import bucket_bounds, split_of
 from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
-from corpus_platform.store.datasets import (
-    MANIFEST,
-    count_rows,
-    iter_shards,
-    read_manifest,
-    read_parquet,
-)
 
 ASOF_SAMPLE_RATE = 0.1
 
@@ -91,9 +93,7 @@ def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> dg.Asset
     config = corpus.load()
     root = candidate
     clusters = crossing_keys(root, config.num_shards, "cluster_id", "duplicate clusters")
-    pairs = read_parquet(
-        corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / "pairs" / "similar_pairs.parquet"
-    )
+    pairs = read_parquet(corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / SIMILAR_PAIRS)
     similar = crossing_pairs(root, config.num_shards, pairs)
     return dg.AssetCheckResult(
         passed=clusters.passed and similar.passed,

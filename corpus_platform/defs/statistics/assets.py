@@ -5,19 +5,20 @@ from functools import partial
 import dagster as dg
 import numpy as np
 
-from corpus_platform.config import SPLITS
-from corpus_platform.defs.checks import check_specs
-from corpus_platform.defs.names import (
+from corpus_platform.base.hashing import stable_hex
+from corpus_platform.base.names import (
     FITTED_STATISTICS,
     NORMALIZED_SPLITS,
     SPLIT_DOCUMENTS,
+    SPLITS,
     STATISTICS_FILE,
     TRAIN,
 )
+from corpus_platform.base.shards import MANIFEST, read_json, write_json
+from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.statistics import checks  # noqa: F401 (registers the checks before the specs)
-from corpus_platform.kernels.hashing import stable_hex
 from corpus_platform.kernels.stats import (
     histogram_edges,
     merge_partials,
@@ -26,7 +27,7 @@ from corpus_platform.kernels.stats import (
     shard_partial,
     statistics_document,
 )
-from corpus_platform.store.datasets import MANIFEST, candidate_folder, read_json, write_json
+from corpus_platform.store.datasets import candidate_folder
 
 
 @dg.asset(

@@ -7,21 +7,21 @@ from pathlib import Path
 import dagster as dg
 import numpy as np
 
-from corpus_platform.config import SPLITS
-from corpus_platform.defs.checks import corpus_check
-from corpus_platform.defs.names import (
+from corpus_platform.base.names import (
     FITTED_ON_TRAIN,
     FITTED_STATISTICS,
     NORMALIZED_SPLITS,
     NORMALIZED_WITH_FROZEN_STATISTICS,
     SPLIT_DOCUMENTS,
+    SPLITS,
     STATISTICS_FILE,
     TRAIN,
 )
+from corpus_platform.base.shards import read_json, read_shard
+from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.stats import column_values, shard_partial, split_fingerprint
 from corpus_platform.kernels.stats_audit import TrainAudit, recompute_train_statistics
-from corpus_platform.store.datasets import read_json, read_shard
 
 CLOSE = {"rel_tol": 1e-9, "abs_tol": 1e-9}
 

@@ -1,4 +1,4 @@
-"""Asset and check names: the user-facing contract of the graph."""
+"""Names every layer shares (Dagster-free): stages, checks, splits and side-table paths."""
 
 RAW_DOCUMENTS = "raw_documents"
 FILTERED_DOCUMENTS = "filtered_documents"
@@ -19,6 +19,12 @@ STAGES = (
 )
 
 TRAIN = "train"  # the split statistics are fitted on and the mix draws from
+VALIDATION = "validation"
+TEST = "test"
+SPLITS = (TRAIN, VALIDATION, TEST)
+HELD_OUT = (VALIDATION, TEST)
+# side tables inside stage folders
+SIMILAR_PAIRS = "pairs/similar_pairs.parquet"  # deduplicated_documents: pairs the split links
 STATISTICS_FILE = "statistics.json"  # inside fitted_statistics/
 # inside split_documents/ after a split.epoch change: held-out rows that moved into train
 EPOCH_MOVES = "epoch_moves/moved_into_train.parquet"

@@ -90,10 +90,3 @@ def redact(value: Any, name: str = "") -> Any:
     if isinstance(value, (list, tuple)):
         return [redact(v) for v in value]
     return value
-
-
-class CorpusError(ValueError):
-    """Base of the platform's user-facing errors; the message is redacted on the way in."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(redact_text(message))

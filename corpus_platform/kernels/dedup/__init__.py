@@ -1,0 +1,131 @@
+"""Exact and MinHash near-duplicate detection, staged like datatrove's pipeline.
+
+Every stage streams through scratch files, one per logical shard, so memory does not grow with
+the corpus beyond the grouping of band keys:
+
+1. :func:`signature_shard`: per shard, the exact key of every row (content hash of the normalized
+   text, or of ``dedup.columns`` for rows without text), and for rows with text the word n-gram
+   shingle hashes, a MinHash signature (datasketch's permutations, computed a batch at a time
+   by :mod:`corpus_platform.kernels.minhash`) and one LSH key per band, bands written in
+   ``BAND_GROUPS`` separate groups.
+2. :func:`candidate_pairs`: band keys grouped across shards, one band group at a time; rows
+   sharing a key are candidate pairs.
+3. :func:`score_pairs`: each candidate pair verified by the exact Jaccard similarity of its two
+   shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), loading two shards'
+   sketches at a time.
+4. :func:`build_clusters`: union-find over exact-duplicate groups and pairs at or above the
+   dedup threshold. A cluster is named by its smallest doc_id.
+5. :func:`choose_representatives`: the member kept per cluster: the highest ``quality_score``
+   from the filter stage, ties by smallest doc_id (``dedup.keep: quality``, the default), or
+   simply the smallest doc_id (``dedup.keep: smallest_id``).
+6. :func:`membership_table` and :func:`write_dedup_shard`: the membership side table (cluster,
+   member, representative, kept, quality, estimated similarity to the representative), then per
+   shard the kept rows (every row in annotate mode) stamped with their cluster id.
+
+The LSH layout makes a pair at the split's similarity threshold (itself below the dedup
+threshold) a candidate with probability ``LSH_RECALL`` (99.99%), so the same pass yields the
+"similar pairs" the split stage uses to keep near-neighbours on one side. Every output is
+sorted by doc id: identical for any number of workers and any number of logical shards.
+"""
+
+from corpus_platform.kernels.dedup.audit import (
+    cluster_sizes,
+    kept_duplicate_pairs,
+)
+from corpus_platform.kernels.dedup.candidates import (
+    Collisions,
+    candidate_pairs,
+    colliding_rows,
+    doc_ids_at,
+    exact_duplicate_groups,
+)
+from corpus_platform.kernels.dedup.clusters import (
+    DedupResult,
+    MemberInfo,
+    build_clusters,
+    choose_representatives,
+    cluster_documents,
+    member_info,
+    membership_table,
+    pairs_table,
+    similarity_to_representative,
+    write_dedup_shard,
+)
+from corpus_platform.kernels.dedup.params import (
+    BAND_GROUPS,
+    BAND_ROW_BYTES,
+    BATCH_ROWS,
+    KEY_ROW_BYTES,
+    LSH_RECALL,
+    MAX_BUCKET_PAIRS,
+    DedupParams,
+    candidate_probability,
+    optimal_bands,
+    partitions_for,
+    recall_bands,
+)
+from corpus_platform.kernels.dedup.signatures import (
+    BAND_SCHEMA,
+    SKETCH_SCHEMA,
+    exact_keys,
+    normalized_texts,
+    signature_shard,
+    signatures,
+    sketch,
+)
+from corpus_platform.kernels.dedup.verify import (
+    ScoredPair,
+    SketchCache,
+    estimated_jaccard,
+    jaccard,
+    load_sketches,
+    score_pairs,
+    shingle_set,
+    sorted_jaccard,
+)
+
+__all__ = [
+    "BAND_GROUPS",
+    "BAND_ROW_BYTES",
+    "BAND_SCHEMA",
+    "BATCH_ROWS",
+    "KEY_ROW_BYTES",
+    "LSH_RECALL",
+    "MAX_BUCKET_PAIRS",
+    "SKETCH_SCHEMA",
+    "Collisions",
+    "DedupParams",
+    "DedupResult",
+    "MemberInfo",
+    "ScoredPair",
+    "SketchCache",
+    "build_clusters",
+    "candidate_pairs",
+    "candidate_probability",
+    "choose_representatives",
+    "cluster_documents",
+    "cluster_sizes",
+    "colliding_rows",
+    "doc_ids_at",
+    "estimated_jaccard",
+    "exact_duplicate_groups",
+    "exact_keys",
+    "jaccard",
+    "kept_duplicate_pairs",
+    "load_sketches",
+    "member_info",
+    "membership_table",
+    "normalized_texts",
+    "optimal_bands",
+    "pairs_table",
+    "partitions_for",
+    "recall_bands",
+    "score_pairs",
+    "shingle_set",
+    "signature_shard",
+    "signatures",
+    "similarity_to_representative",
+    "sketch",
+    "sorted_jaccard",
+    "write_dedup_shard",
+]

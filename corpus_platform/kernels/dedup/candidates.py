@@ -1,0 +1,106 @@
+"""Step 2: band keys and exact keys grouped across shards into candidate pairs and groups."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.shards import (
+    iter_shards,
+    read_shard,
+)
+from corpus_platform.kernels.dedup.params import (
+    MAX_BUCKET_PAIRS,
+    DedupParams,
+)
+
+
+def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:
+    members = sorted(set(members))
+    if len(members) > MAX_BUCKET_PAIRS:
+        return [(members[0], m) for m in members[1:]]
+    return [(a, b) for i, a in enumerate(members) for b in members[i + 1 :]]
+
+
+@dataclass(frozen=True)
+class Collisions:
+    """The (band, key) buckets holding more than one row: pairs of rows from the buckets of
+    two (an ``(n, 2)`` array, smaller row first), and the rows of each larger bucket."""
+
+    pairs: np.ndarray
+    larger: list[np.ndarray]
+
+
+def colliding_rows(band: np.ndarray, key: np.ndarray, row: np.ndarray) -> Collisions:
+    """The buckets of rows that share a (band, key), by sorting (no hashing of strings, no
+    per-bucket lists for the many buckets of one or two)."""
+    order = np.lexsort((row, key, band))
+    band, key, row = band[order], key[order], row[order]
+    same = (band[1:] == band[:-1]) & (key[1:] == key[:-1])
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    sizes = np.diff(np.append(starts, len(row)))
+    two = starts[sizes == 2]
+    larger = [row[a : a + n] for a, n in zip(starts[sizes > 2], sizes[sizes > 2], strict=True)]
+    return Collisions(np.stack([row[two], row[two + 1]], axis=1), larger)
+
+
+def doc_ids_at(scratch: Path, rows: set[int]) -> dict[int, str]:
+    """The doc ids behind band-row numbers (``shard << 32 | position``)."""
+    by_shard: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        by_shard[row >> 32].append(row)
+    found = {}
+    for shard, wanted in sorted(by_shard.items()):
+        ids = read_shard(scratch / "sketches", shard, ["doc_id"]).column("doc_id")
+        found.update({row: ids[row & 0xFFFFFFFF].as_py() for row in wanted})
+    return found
+
+
+def candidate_pairs(scratch: Path, num_shards: int, params: DedupParams) -> list[tuple[str, str]]:
+    """Pairs of doc ids that share at least one band key, sorted, each once (a < b).
+
+    One band group's keys are in memory at a time, as three numeric arrays.
+    """
+    row_pairs: list[np.ndarray] = []
+    larger: list[np.ndarray] = []
+    for number in range(len(params.band_groups())):
+        folder = scratch / "bands" / f"group-{number}"
+        keys = pa.concat_tables([t for _, t in iter_shards(folder, num_shards)])
+        band, key, row = (keys.column(c).to_numpy() for c in ("band", "key", "row"))
+        del keys
+        found = colliding_rows(band, key, row)
+        row_pairs.append(np.unique(found.pairs, axis=0))
+        larger += found.larger
+    distinct = np.unique(np.concatenate(row_pairs), axis=0) if row_pairs else np.empty((0, 2))
+    rows = {int(r) for r in distinct.reshape(-1)} | {int(r) for b in larger for r in b}
+    names = doc_ids_at(scratch, rows)
+    pairs = {(min(names[a], names[b]), max(names[a], names[b])) for a, b in distinct.tolist()}
+    for bucket in larger:
+        pairs.update(_bucket_pairs([names[int(r)] for r in bucket]))
+    return sorted(pairs)
+
+
+def exact_duplicate_groups(scratch: Path, num_shards: int, partitions: int = 1) -> list[list[str]]:
+    """Groups (size > 1) of doc ids with equal exact keys (see :func:`exact_keys`), sorted.
+
+    Keys are grouped one partition (``key hash mod partitions``) at a time, each read from
+    every shard, so memory holds one partition's keys.
+    """
+    groups: list[list[str]] = []
+    for part in range(partitions):
+        tables = []
+        for _, table in iter_shards(scratch / "keys", num_shards, ["doc_id", "key"]):
+            if partitions > 1:
+                owner = [int(k[-8:], 16) % partitions for k in table.column("key").to_pylist()]
+                table = table.filter(pa.array(np.array(owner) == part))
+            tables.append(table)
+        hashes = pa.concat_tables(tables)
+        grouped = hashes.group_by("key").aggregate([("doc_id", "list"), ("doc_id", "count")])
+        grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
+        groups += grouped.column("doc_id_list").to_pylist()
+    return sorted(sorted(g) for g in groups)

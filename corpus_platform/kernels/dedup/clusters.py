@@ -1,0 +1,200 @@
+"""Steps 4 to 6: clusters, representatives, the membership table and the written shards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.hashing import (
+    ids_by_shard,
+)
+from corpus_platform.base.shards import (
+    count_rows,
+    iter_shards,
+    part_path,
+    read_shard,
+    write_parquet,
+)
+from corpus_platform.kernels.dedup.candidates import candidate_pairs, exact_duplicate_groups
+from corpus_platform.kernels.dedup.params import KEY_ROW_BYTES, DedupParams, partitions_for
+from corpus_platform.kernels.dedup.verify import (
+    ScoredPair,
+    estimated_jaccard,
+    load_sketches,
+    score_pairs,
+)
+from corpus_platform.kernels.unionfind import UnionFind
+
+
+def build_clusters(
+    exact: list[list[str]], scored: list[ScoredPair], threshold: float
+) -> dict[str, str]:
+    """Union exact groups and pairs with similarity >= ``threshold``; map every member of a
+    cluster (size > 1) to the cluster id, its smallest doc_id."""
+    links = UnionFind()
+    for group in exact:
+        links.union_all((group[0], member) for member in group[1:])
+    for pair in scored:
+        if pair.similarity >= threshold:
+            links.union(pair.doc_a, pair.doc_b)
+    return {member: root for root, members in links.groups().items() for member in members}
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    """A cluster member's entity and quality score, from the exact-key files."""
+
+    entity: str
+    quality: float
+
+
+def member_info(doc_ids: set[str], scratch: Path, num_shards: int) -> dict[str, MemberInfo]:
+    """Entity and quality score of each of ``doc_ids`` (every keyed row is in ``keys/``)."""
+    wanted = pa.array(sorted(doc_ids), pa.string())
+    found: dict[str, MemberInfo] = {}
+    columns = ["doc_id", "entity", "quality_score"]
+    for _, table in iter_shards(scratch / "keys", num_shards, columns):
+        hit = table.filter(pc.is_in(table.column("doc_id"), wanted))
+        for doc_id, entity, quality in zip(
+            *(hit.column(c).to_pylist() for c in columns), strict=True
+        ):
+            found[doc_id] = MemberInfo(entity, quality)
+    return found
+
+
+def choose_representatives(
+    cluster_of: dict[str, str], info: dict[str, MemberInfo], keep: str
+) -> dict[str, str]:
+    """The member kept per cluster id: highest quality score, ties by smallest doc_id
+    (``keep="quality"``), or the smallest doc_id (``keep="smallest_id"``)."""
+    best: dict[str, tuple[float, str]] = {}
+    for doc_id, cluster in cluster_of.items():
+        rank = (-info[doc_id].quality if keep == "quality" else 0.0, doc_id)
+        if cluster not in best or rank < best[cluster]:
+            best[cluster] = rank
+    return {cluster: rank[1] for cluster, rank in best.items()}
+
+
+def similarity_to_representative(
+    cluster_of: dict[str, str], representative: dict[str, str], scratch: Path, num_shards: int
+) -> dict[str, float]:
+    """Each member's MinHash-estimated Jaccard similarity to its cluster's kept row (1.0 for the
+    representative itself and for rows without text, which only exact keys can join)."""
+    rep_signature = {}
+    for shard, wanted in ids_by_shard(representative.values(), num_shards):
+        found = load_sketches(scratch, shard, wanted, "signature")
+        rep_signature.update({d: signature for d, (_, signature) in found.items()})
+    similarity = {doc_id: 1.0 for doc_id in cluster_of}
+    for shard, wanted in ids_by_shard(cluster_of, num_shards):
+        for doc_id, (_, signature) in load_sketches(scratch, shard, wanted, "signature").items():
+            rep = rep_signature.get(representative[cluster_of[doc_id]])
+            if rep is not None:
+                similarity[doc_id] = estimated_jaccard(signature, rep)
+    return similarity
+
+
+def membership_table(
+    cluster_of: dict[str, str],
+    representative: dict[str, str],
+    similarity: dict[str, float],
+    info: dict[str, MemberInfo],
+    mode: str,
+) -> pa.Table:
+    """The cluster membership side table, sorted by (cluster_id, doc_id)."""
+    rows = sorted((c, d) for d, c in cluster_of.items())
+    reps = [representative[c] for c, _ in rows]
+    return pa.table(
+        {
+            "cluster_id": pa.array([c for c, _ in rows], pa.string()),
+            "doc_id": pa.array([d for _, d in rows], pa.string()),
+            "entity": pa.array([info[d].entity for _, d in rows], pa.string()),
+            "representative": pa.array(reps, pa.string()),
+            "kept": pa.array(
+                [mode == "annotate" or d == r for (_, d), r in zip(rows, reps, strict=True)],
+                pa.bool_(),
+            ),
+            "quality_score": pa.array([info[d].quality for _, d in rows], pa.float64()),
+            "similarity": pa.array([similarity[d] for _, d in rows], pa.float64()),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class DedupResult:
+    """Everything decided about duplicates: scored pairs, clusters and their kept rows."""
+
+    scored: list[ScoredPair]
+    cluster_of: dict[str, str]
+    representative: dict[str, str]
+    similarity: dict[str, float]
+    info: dict[str, MemberInfo]
+
+    def membership(self, mode: str) -> pa.Table:
+        """The membership side table (see :func:`membership_table`)."""
+        return membership_table(
+            self.cluster_of, self.representative, self.similarity, self.info, mode
+        )
+
+
+def cluster_documents(
+    scratch: Path, num_shards: int, params: DedupParams, memory_mb: int = 1024
+) -> DedupResult:
+    """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard;
+    verification keeps at most ``memory_mb`` of candidate sketches."""
+    candidates = candidate_pairs(scratch, num_shards, params)
+    scored = score_pairs(candidates, scratch, num_shards, params, memory_mb)
+    rows = count_rows(scratch / "keys", num_shards)
+    exact = exact_duplicate_groups(
+        scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
+    )
+    cluster_of = build_clusters(exact, scored, params.threshold)
+    info = member_info(set(cluster_of), scratch, num_shards)
+    representative = choose_representatives(cluster_of, info, params.keep)
+    similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
+    return DedupResult(scored, cluster_of, representative, similarity, info)
+
+
+def pairs_table(scored: list[ScoredPair], min_similarity: float) -> pa.Table:
+    """Similar pairs at or above ``min_similarity``, for the split stage."""
+    kept = [p for p in scored if p.similarity >= min_similarity]
+    return pa.table(
+        {
+            "doc_a": pa.array([p.doc_a for p in kept], pa.string()),
+            "doc_b": pa.array([p.doc_b for p in kept], pa.string()),
+            "entity_a": pa.array([p.entity_a for p in kept], pa.string()),
+            "entity_b": pa.array([p.entity_b for p in kept], pa.string()),
+            "similarity": pa.array([p.similarity for p in kept], pa.float64()),
+        }
+    )
+
+
+def write_dedup_shard(shard: int, upstream: Path, staging: Path, mode: str) -> tuple[int, int]:
+    """Write one shard's kept rows with a ``cluster_id`` column, reading the shard's decisions
+    from the membership table in ``staging/clusters``; return (rows in, rows kept)."""
+    table = read_shard(upstream, shard)
+    members = read_shard(staging / "clusters", shard, ["doc_id", "cluster_id", "kept"])
+    cluster_of = dict(
+        zip(
+            members.column("doc_id").to_pylist(),
+            members.column("cluster_id").to_pylist(),
+            strict=True,
+        )
+    )
+    dropped = {
+        d
+        for d, kept in zip(
+            members.column("doc_id").to_pylist(), members.column("kept").to_pylist(), strict=True
+        )
+        if not kept
+    }
+    ids = table.column("doc_id").to_pylist()
+    table = table.append_column(
+        "cluster_id", pa.array([cluster_of.get(d, d) for d in ids], pa.string())
+    )
+    if mode == "drop":
+        table = table.filter(pa.array([d not in dropped for d in ids], pa.bool_()))
+    write_parquet(table, part_path(staging, shard))
+    return len(ids), len(table)

@@ -1,0 +1,160 @@
+"""Step 1, per shard: exact keys, shingles, MinHash signatures and LSH band keys."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.hashing import (
+    stable_hex,
+)
+from corpus_platform.base.shards import (
+    HASH_FILE_OPTIONS,
+    part_path,
+    read_shard,
+    write_batches,
+    write_parquet,
+)
+from corpus_platform.kernels import minhash
+from corpus_platform.kernels.dedup.params import BATCH_ROWS, DedupParams
+from corpus_platform.kernels.minhash import ShingleSets
+
+
+def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:
+    """The shingle sets and MinHash signatures (one row of ``num_perm`` uint32) of texts
+    already normalized by ``params.normalization``."""
+    sets = minhash.normalized_shingle_sets(normalized, params.shingle_size)
+    return sets, minhash.signatures(sets, params.num_perm, params.seed)
+
+
+def signatures(texts: list[str], params: DedupParams) -> np.ndarray:
+    """MinHash signatures, one row of ``num_perm`` uint32 per text."""
+    return sketch([params.normalization.apply(t) for t in texts], params)[1]
+
+
+def normalized_texts(table: pa.Table, params: DedupParams) -> list[str | None]:
+    """Every row's text normalized as ``dedup.normalization`` says (None where no text)."""
+    apply = params.normalization.apply
+    return [None if t is None else apply(t) for t in table.column("text").to_pylist()]
+
+
+def exact_keys(
+    table: pa.Table, params: DedupParams, normalized: list[str | None] | None = None
+) -> pa.Array:
+    """The exact-duplicate key of every row: the hash of the normalized text for rows with text;
+    for rows without text, a hash of the ``dedup.columns`` values (null when none are set).
+    ``normalized``: the rows' texts already normalized (:func:`normalized_texts`), if at hand."""
+    texts = normalized_texts(table, params) if normalized is None else normalized
+    values = [table.column(c).to_pylist() for c in params.columns]
+    keys = []
+    for i, text in enumerate(texts):
+        if text is not None:
+            keys.append(stable_hex(text))
+        elif params.columns:
+            keys.append("cols:" + stable_hex(json.dumps([v[i] for v in values], default=str)))
+        else:
+            keys.append(None)
+    return pa.array(keys, pa.string())
+
+
+def _quality(table: pa.Table) -> pa.Array:
+    if "quality_score" in table.column_names:
+        return pc.fill_null(table.column("quality_score"), 0.0)
+    return pa.array(np.ones(len(table)), pa.float64())
+
+
+SKETCH_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("entity", pa.string()),
+        ("signature", pa.binary()),
+        ("shingles", pa.list_(pa.uint64())),
+    ]
+)
+BAND_SCHEMA = pa.schema([("band", pa.int16()), ("key", pa.uint64()), ("row", pa.uint64())])
+
+
+def _sketch_batches(
+    table: pa.Table,
+    normalized: list[str],
+    shard: int,
+    params: DedupParams,
+    band_rows: list[list[pa.Table]],
+) -> Iterator[pa.Table]:
+    """Sketch ``table`` (rows with text; ``normalized``: their normalized texts) ``BATCH_ROWS``
+    at a time; band keys go to ``band_rows``.
+
+    A band row names its document by ``shard << 32 | position`` in the shard's sketch file, so
+    grouping band keys never holds doc id strings.
+    """
+    bands, rows = params.bands
+    for start in range(0, len(table), BATCH_ROWS):
+        batch = table.slice(start, BATCH_ROWS)
+        sets, sigs = sketch(normalized[start : start + BATCH_ROWS], params)
+        keys = minhash.band_keys(sigs, bands, rows)
+        positions = (np.uint64(shard) << np.uint64(32)) + np.arange(
+            start, start + len(batch), dtype=np.uint64
+        )
+        for number, group in enumerate(params.band_groups()):
+            band_rows[number].append(
+                pa.table(
+                    {
+                        "band": np.tile(
+                            np.arange(group.start, group.stop, dtype=np.int16), len(batch)
+                        ),
+                        "key": keys[:, group.start : group.stop].reshape(-1),
+                        "row": np.repeat(positions, len(group)),
+                    },
+                    schema=BAND_SCHEMA,
+                )
+            )
+        yield pa.table(
+            {
+                "doc_id": batch.column("doc_id"),
+                "entity": batch.column("entity"),
+                "signature": pa.array([s.tobytes() for s in sigs], pa.binary()),
+                "shingles": pa.ListArray.from_arrays(pa.array(sets.offsets), pa.array(sets.values)),
+            },
+            schema=SKETCH_SCHEMA,
+        )
+
+
+def signature_shard(
+    shard: int, upstream: Path, scratch: Path, params: DedupParams, as_shard: int | None = None
+) -> int:
+    """Write one shard's exact keys, sketches and band keys to ``scratch``; return rows signed.
+
+    ``as_shard``: the number the shard's scratch files (and band rows) carry, when several
+    folders are sketched into one scratch (the held-out neighbour search); ``shard`` by default.
+    """
+    table = read_shard(upstream, shard)
+    shard = shard if as_shard is None else as_shard
+    normalized = normalized_texts(table, params)
+    keyed = pa.table(
+        {
+            "doc_id": table.column("doc_id"),
+            "entity": table.column("entity"),
+            "key": exact_keys(table, params, normalized),
+            "quality_score": _quality(table),
+        }
+    )
+    write_parquet(
+        keyed.filter(pc.is_valid(keyed.column("key"))), part_path(scratch / "keys", shard)
+    )
+    table = table.filter(pc.is_valid(table.column("text")))
+    band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
+    with_text = [text for text in normalized if text is not None]
+    sketches = _sketch_batches(table, with_text, shard, params, band_rows)
+    signed = write_batches(
+        sketches, SKETCH_SCHEMA, part_path(scratch / "sketches", shard), **HASH_FILE_OPTIONS
+    )
+    for number, tables in enumerate(band_rows):
+        band_table = pa.concat_tables(tables) if tables else BAND_SCHEMA.empty_table()
+        path = part_path(scratch / "bands" / f"group-{number}", shard)
+        write_parquet(band_table, path, **HASH_FILE_OPTIONS)
+    return signed

@@ -1,0 +1,80 @@
+"""Imports point one way: base < config < kernels | store < defs < the application modules.
+
+Every import in every module of the package is read with ``ast`` (imports inside functions
+included); one that points up, or sideways between kernels and store, fails with its location.
+"""
+
+import ast
+from pathlib import Path
+
+import corpus_platform
+
+PACKAGE = Path(corpus_platform.__file__).parent
+LAYERS = {"base": 0, "config": 1, "kernels": 2, "store": 2, "defs": 3}
+APPLICATION = 4  # definitions, console, runner, cli, audit, trace, sample
+DAGSTER_FREE = {"base", "config", "kernels", "store"}
+MAX_LINES = 400
+
+
+def layer_of(module: str) -> tuple[str, int]:
+    """``corpus_platform.kernels.split`` -> ("kernels", 2)."""
+    part = module.split(".")[1]
+    return part, LAYERS.get(part, APPLICATION)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            found += [
+                (node.lineno, node.module if node.module.count(".") >= 1 else n) for n in names
+            ]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+    return found
+
+
+def modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        out.append((".".join(p for p in parts if p != "__init__"), path))
+    return out
+
+
+def test_every_import_points_down() -> None:
+    wrong = []
+    for module, path in modules():
+        if module == "corpus_platform":
+            continue
+        part, level = layer_of(module)
+        for line, target in imports(path):
+            if target == "dagster" or target.startswith("dagster."):
+                if part in DAGSTER_FREE:
+                    wrong.append(f"{path.name}:{line} imports dagster ({part} is Dagster-free)")
+                continue
+            if not target.startswith("corpus_platform.") or target == "corpus_platform":
+                continue
+            other, other_level = layer_of(target)
+            sideways = {part, other} == {"kernels", "store"}
+            if other_level > level or sideways:
+                wrong.append(f"{module}:{line} imports {target} ({part} -> {other})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for _, path in modules()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, long
+
+
+def test_the_layer_rule_catches_a_wrong_import() -> None:
+    assert layer_of("corpus_platform.kernels.split") == ("kernels", 2)
+    assert layer_of("corpus_platform.store.datasets")[1] == 2
+    assert layer_of("corpus_platform.defs.publish")[1] > layer_of("corpus_platform.store.x")[1]
+    assert layer_of("corpus_platform.cli")[1] == APPLICATION
