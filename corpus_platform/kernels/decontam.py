@@ -8,11 +8,14 @@ shorter than n words contribute (and are tested as) one n-gram of their whole te
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import xxhash
 
 from corpus_platform.base.hashing import normalize_text
+from corpus_platform.base.shards import iter_shards
 from corpus_platform.kernels.readers import InputError, read_batches
 
 EvalNgrams = dict[str, frozenset[int]]
@@ -64,3 +67,37 @@ def contaminating_sets(text: str | None, eval_ngrams: EvalNgrams, n: int) -> lis
         return []
     grams = ngram_hashes(text, n)
     return [name for name, hashes in eval_ngrams.items() if not grams.isdisjoint(hashes)]
+
+
+@dataclass(frozen=True)
+class OverlapReport:
+    """Rows of a dataset that share an n-gram with an evaluation set."""
+
+    rows: int
+    contaminated: int
+    hits: dict[str, int]
+    examples: tuple[str, ...]
+
+
+def overlap_report(folder: Path, num_shards: int, eval_ngrams: EvalNgrams, n: int) -> OverlapReport:
+    """Scan every row of the dataset at ``folder`` for the evaluation sets' n-grams, shard by
+    shard; up to ten offenders are named with the sets they share n-grams with."""
+    hits: Counter[str] = Counter()
+    examples: list[str] = []
+    rows = contaminated = 0
+    for _, table in iter_shards(folder, num_shards, ["doc_id", "text"]):
+        for doc_id, text in zip(
+            table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True
+        ):
+            rows += 1
+            found = contaminating_sets(text, eval_ngrams, n)
+            hits.update(found)
+            contaminated += bool(found)
+            if found and len(examples) < 10:
+                examples.append(f"{doc_id}: {', '.join(found)}")
+    return OverlapReport(
+        rows,
+        contaminated,
+        {name: hits.get(name, 0) for name in sorted(eval_ngrams)},
+        tuple(examples),
+    )

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import fingerprint
+from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import part_path, read_shard, write_parquet
 
 
@@ -226,3 +227,29 @@ def normalize_shard(
         table = table.set_column(index, pa.field(name, pa.float64()), scaled)
     write_parquet(table, part_path(staging, shard))
     return len(table)
+
+
+def frozen_scaling_errors(
+    split_root: Path, normalized_root: Path, features: dict[str, dict], num_shards: int
+) -> tuple[Counter[str], list[str]]:
+    """Rows checked per split, and every shard whose normalized features are not
+    ``(x - train mean) / train std`` of the split's rows (``features``: statistics.json's)."""
+    checked: Counter[str] = Counter()
+    bad: list[str] = []
+    for name in SPLITS:
+        for shard in range(num_shards):
+            raw = read_shard(split_root / name, shard, ["doc_id", *features])
+            done = read_shard(normalized_root / name, shard, ["doc_id", *features])
+            if raw.column("doc_id") != done.column("doc_id"):
+                bad.append(f"{name} shard {shard}: rows differ from split_documents")
+                continue
+            for feature, stats in features.items():
+                expected = (column_values(raw, feature) - stats["mean"]) / (stats["std"] or 1.0)
+                if not np.allclose(
+                    column_values(done, feature), expected, rtol=1e-12, atol=1e-12, equal_nan=True
+                ):
+                    bad.append(
+                        f"{name} shard {shard}: {feature} not scaled by the frozen train statistics"
+                    )
+            checked[name] += len(raw)
+    return checked, bad

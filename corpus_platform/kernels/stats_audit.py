@@ -139,3 +139,46 @@ def recompute_train_statistics(
     return TrainAudit(
         sum(a.rows for a in first), features, sum(a.documents for a in first), frequencies
     )
+
+
+CLOSE = {"rel_tol": 1e-9, "abs_tol": 1e-9}
+
+
+def _differences(name: str, fitted: dict, direct: dict[str, object]) -> list[str]:
+    out = []
+    for key, value in direct.items():
+        stored = fitted["histogram"]["counts"] if key == "histogram" else fitted[key]
+        same = (
+            stored == value
+            if key in ("histogram", "count")
+            else math.isclose(stored, value, **CLOSE)
+        )
+        if not same:
+            out.append(f"{name}.{key}: fitted {stored} != recomputed {value}")
+    return out
+
+
+def _frequency_mismatches(fitted: dict, audit: TrainAudit) -> list[str]:
+    top = fitted["text"]["document_frequency_top_k"]
+    recount = audit.document_frequencies
+    wrong = [token for token, count in top if recount[token] != count]
+    expected = sorted(recount.items(), key=lambda kv: (-kv[1], kv[0]))[: len(top)]
+    out = []
+    if wrong or [list(kv) for kv in expected] != top:
+        out.append(f"document frequencies differ for {wrong[:5] or 'the top-K ranking'}")
+    if fitted["text"]["documents"] != audit.documents:
+        out.append(f"text documents: fitted {fitted['text']['documents']} != {audit.documents}")
+    return out
+
+
+def fit_mismatches(fitted: dict, audit: TrainAudit, feature_columns: list[str]) -> list[str]:
+    """Every statistic of ``fitted`` (statistics.json) that the independent recomputation
+    ``audit`` contradicts, one line each; empty when they agree."""
+    mismatches = [
+        difference
+        for name in feature_columns
+        for difference in _differences(name, fitted["features"][name], audit.features[name])
+    ]
+    if "text" in fitted:
+        mismatches += _frequency_mismatches(fitted, audit)
+    return mismatches

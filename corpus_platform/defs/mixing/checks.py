@@ -16,7 +16,7 @@ from corpus_platform.base.shards import iter_shards
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets, load_eval_ngrams
+from corpus_platform.kernels.decontam import EvalNgrams, load_eval_ngrams, overlap_report
 from corpus_platform.kernels.mix import source_counts
 
 
@@ -66,26 +66,15 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> dg.Ass
         return dg.AssetCheckResult(
             passed=True, metadata={"verdict": "no evaluation sets configured"}
         )
-    ngrams = eval_ngrams(corpus, config)
-    hits: Counter[str] = Counter()
-    examples: list[str] = []
-    rows = dirty = 0
-    for _, table in iter_shards(candidate, config.num_shards, ["doc_id", "text"]):
-        for doc_id, text in zip(
-            table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True
-        ):
-            rows += 1
-            found = contaminating_sets(text, ngrams, settings.ngram)
-            hits.update(found)
-            dirty += bool(found)
-            if found and len(examples) < 10:
-                examples.append(f"{doc_id}: {', '.join(found)}")
+    report = overlap_report(
+        candidate, config.num_shards, eval_ngrams(corpus, config), settings.ngram
+    )
     return dg.AssetCheckResult(
-        passed=not hits,
+        passed=not report.contaminated,
         metadata={
             "verdict": f"training rows sharing a {settings.ngram}-gram with an evaluation set: "
-            f"{dirty} of {rows}",
-            "hits_per_eval_set": {name: hits.get(name, 0) for name in sorted(settings.eval_sets)},
-            "offenders": examples,
+            f"{report.contaminated} of {report.rows}",
+            "hits_per_eval_set": report.hits,
+            "offenders": list(report.examples),
         },
     )

@@ -1,6 +1,5 @@
 """Blocking checks on split_documents: nothing that could leak crosses a split boundary."""
 
-from collections import Counter
 from pathlib import Path
 
 import dagster as dg
@@ -23,15 +22,12 @@ from corpus_platform.base.names import (
 from corpus_platform.base.shards import (
     MANIFEST,
     count_rows,
-    iter_shards,
     read_manifest,
     read_parquet,
 )
-from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels import asof
-from corpus_platform.kernels.components import PlacedComponent, largest_placed
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.leakage import (
     crossing_keys,
@@ -39,7 +35,7 @@ from corpus_platform.kernels.leakage import (
     held_out_neighbours,
     split_moves,
 )
-from corpus_platform.kernels.split import bucket_bounds, split_of
+from corpus_platform.kernels.split_ratios import split_ratio_report
 from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
 
 ASOF_SAMPLE_RATE = 0.1
@@ -136,82 +132,26 @@ def no_train_neighbour_of_held_out_rows(
     )
 
 
-def _component_shares(root: Path, config: CorpusConfig) -> Counter[str]:
-    """Distinct components per split as their buckets assign them, dropped rows included."""
-    bounds = bucket_bounds(config.split.ratios)
-    seen: dict[str, str] = {}
-    for folder in [*SPLITS, "dropped"]:
-        for _, table in iter_shards(root / folder, config.num_shards, ["component", "bucket"]):
-            pairs = zip(
-                table.column("component").to_pylist(),
-                table.column("bucket").to_pylist(),
-                strict=True,
-            )
-            seen.update((c, split_of(b, bounds)) for c, b in pairs)
-    return Counter(seen.values())
-
-
-def _component_cause(
-    largest: PlacedComponent | None,
-    achieved: dict[str, float],
-    config: CorpusConfig,
-) -> str:
-    """Why the shares deviate, when the largest component is the reason: its share alone
-    exceeds the tolerance, or it landed in the split that is furthest over its target."""
-    if largest is None:
-        return ""
-    ratios, tolerance = config.split.ratios, config.split.tolerance
-    over = max(SPLITS, key=lambda n: (achieved[n] - ratios[n], n))
-    landed_over = largest.split == over and achieved[over] > ratios[over]
-    if largest.share <= tolerance and not landed_over:
-        return ""
-    where = f"{largest.split}, the split furthest over its target" if landed_over else largest.split
-    return (
-        f"; cause: the largest component {largest.name!r} holds {largest.rows} of "
-        f"{largest.total_rows} rows ({largest.share:.1%}) and is placed whole in {where}. Set "
-        f"split.oversize: cut with split.max_component_share below {largest.share:.3f} (now "
-        f"{config.split.max_component_share}) to cut it, or raise split.tolerance"
-    )
-
-
 @corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS)
 def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
     In the group modes a failure names the largest component when it is the cause."""
     config = corpus.load()
-    root = candidate
-    by_component = config.split.mode == "time_group"
-    if by_component:
-        sizes = _component_shares(root, config)
-    else:
-        sizes = Counter(
-            {
-                n: sum(len(t) for _, t in iter_shards(root / n, config.num_shards, ["doc_id"]))
-                for n in SPLITS
-            }
-        )
-    total = sum(sizes.values()) or 1
-    achieved = {name: sizes[name] / total for name in SPLITS}
-    worst = max(abs(achieved[n] - config.split.ratios[n]) for n in SPLITS)
-    unit = "component" if by_component else "row"
-    passed = worst <= config.split.tolerance
-    grouped = config.split.mode in ("group", "time_group")
-    largest = largest_placed(root, config.num_shards) if grouped else None
-    cause = "" if passed else _component_cause(largest, achieved, config)
+    report = split_ratio_report(candidate, config.num_shards, config.split)
+    ratios = config.split.ratios
     metadata: dict[str, object] = {
-        "verdict": f"largest deviation of {unit} shares {worst:.3f}, "
-        f"tolerance {config.split.tolerance}{cause}",
+        "verdict": report.describe(),
         "achieved": ", ".join(
-            f"{n} {achieved[n]:.3f} (want {config.split.ratios[n]:.3f})" for n in SPLITS
+            f"{n} {report.achieved[n]:.3f} (want {ratios[n]:.3f})" for n in SPLITS
         ),
-        f"{unit}s": {n: sizes[n] for n in SPLITS},
+        f"{report.unit}s": report.sizes,
     }
-    if largest is not None:
+    if (largest := report.largest) is not None:
         metadata["largest_component"] = (
             f"{largest.name}: {largest.rows} rows ({largest.share:.1%}) in {largest.split}"
         )
-    return dg.AssetCheckResult(passed=passed, metadata=metadata)
+    return dg.AssetCheckResult(passed=report.passed, metadata=metadata)
 
 
 @corpus_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER)
