@@ -12,7 +12,7 @@ from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import audit
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.candidates import quarantine
-from corpus_platform.store.datasets import candidate_path, promote
+from corpus_platform.store.datasets import candidate_path, promote, roll_back, settle
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import CHECK, append_record, record_snapshot
@@ -77,7 +77,12 @@ def publish(
     upstream_ids |= {name: pin(root, path) for name, path in sorted((inputs or {}).items())}
     promote(final)
     started = time.perf_counter()
-    snapshot = pin(root, final, link=True)
+    try:
+        snapshot = pin(root, final, link=True)
+    except BaseException:
+        roll_back(final)  # data/<asset> and its pointer as they were
+        raise
+    settle(final)
     pin_seconds = round(time.perf_counter() - started, 3)
     provenance = _provenance(config, snapshot, upstream_ids)
     counts = redact(dict(counts))

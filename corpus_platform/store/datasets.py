@@ -44,25 +44,67 @@ def candidate_folder(final: Path) -> Iterator[Path]:
         raise
 
 
+# Not ".dvc": DVC would read the copy as a second pointer to the same folder and refuse to pin.
+POINTER_COPY = ".dvc-copy"
+
+
+def _aside(final: Path) -> tuple[Path, Path]:
+    """Where publishing keeps the previous folder and a copy of its pointer until it is done."""
+    return (
+        final.parent / f".previous-{final.name}",
+        final.parent / f".previous-{final.name}{POINTER_COPY}",
+    )
+
+
 def promote(final: Path) -> None:
-    """Replace ``final`` by its candidate (renames only: the old folder is moved aside first and
-    removed last)."""
-    staging, previous = candidate_path(final), final.parent / f".previous-{final.name}"
-    if previous.exists():
-        shutil.rmtree(previous)
+    """Make the candidate ``final`` (renames only). The previous folder and a copy of its
+    ``.dvc`` pointer are kept aside until :func:`settle` (the new folder is pinned) or
+    :func:`roll_back` (pinning failed) ends the publication."""
+    staging, (previous, pointer_copy) = candidate_path(final), _aside(final)
+    for leftover in (previous, pointer_copy):
+        _remove(leftover)
+    pointer = final.parent / f"{final.name}.dvc"
+    if pointer.is_file():
+        shutil.copy2(pointer, pointer_copy)
     if final.exists():
         final.rename(previous)
     staging.rename(final)
+
+
+def settle(final: Path) -> None:
+    """The new ``final`` is pinned: drop what :func:`promote` kept aside."""
+    for leftover in _aside(final):
+        _remove(leftover)
+
+
+def roll_back(final: Path) -> None:
+    """Undo :func:`promote`: the previous folder and pointer come back, exactly as they were (no
+    folder and no pointer when there was none)."""
+    previous, pointer_copy = _aside(final)
+    pointer = final.parent / f"{final.name}.dvc"
+    _remove(final)
     if previous.exists():
-        shutil.rmtree(previous)
+        previous.rename(final)
+    if pointer_copy.exists():
+        pointer_copy.replace(pointer)
+    else:
+        pointer.unlink(missing_ok=True)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
 
 
 def recover_stage_folders(root: Path) -> list[str]:
-    """Clean what an interrupted build left under ``data/``; return one line per action.
+    """Repair what an interrupted build left under ``data/``; return one line per action.
 
-    A leftover candidate (``.staging-<asset>``) is removed. A ``.previous-<asset>`` is a
-    published folder moved aside by :func:`promote`: it is put back when ``<asset>`` is missing
-    (the build died between the two renames), else removed.
+    A leftover candidate (``.staging-<asset>``) is removed. A ``.previous-<asset>`` folder or
+    pointer copy means a publication that never settled (the build died between the renames and
+    the end of pinning): it is rolled back, so ``data/<asset>`` and its pointer are again the
+    last published snapshot.
     """
     data, actions = root / STAGE_ROOT, []
     if not data.is_dir():
@@ -70,12 +112,11 @@ def recover_stage_folders(root: Path) -> list[str]:
     for leftover in sorted(data.glob(".staging-*")):
         shutil.rmtree(leftover)
         actions.append(f"removed the unfinished candidate {leftover.relative_to(root)}")
-    for previous in sorted(data.glob(".previous-*")):
-        final = data / previous.name.removeprefix(".previous-")
-        if final.exists():
-            shutil.rmtree(previous)
-            actions.append(f"removed {previous.relative_to(root)} (already replaced)")
-        else:
-            previous.rename(final)
-            actions.append(f"restored {final.relative_to(root)} from an interrupted publish")
+    unsettled = {
+        p.name.removeprefix(".previous-").removesuffix(POINTER_COPY)
+        for p in data.glob(".previous-*")
+    }
+    for name in sorted(unsettled):
+        roll_back(data / name)
+        actions.append(f"restored {STAGE_ROOT}/{name} and its pointer from an unfinished publish")
     return actions

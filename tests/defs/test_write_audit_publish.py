@@ -112,3 +112,26 @@ def test_a_new_split_epoch_may_move_rows_and_records_which(built, tmp_path: Path
     back = build(root, ["split_documents"])
     assert not back.ok
     assert "epochs only increase" in back.check("no_held_out_row_moved_into_train").verdict
+
+
+def test_a_failed_pin_leaves_data_and_pointers_as_they_were(
+    built, tmp_path: Path, monkeypatch
+) -> None:
+    from corpus_platform.defs import publish as publishing
+    from corpus_platform.store.snapshots import SnapshotError, pin
+
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    set_config(root, split={"epoch": 1}, seed=777)  # a new split that would pass its checks
+    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
+
+    def pin_then_fail(*args, **kwargs):
+        pin(*args, **kwargs)  # the pointer has moved and the objects are in the cache
+        raise SnapshotError("`dvc push` failed: remote unreachable")
+
+    monkeypatch.setattr(publishing, "pin", pin_then_fail)
+    report = build(root, [SPLIT_DOCUMENTS])
+    assert not report.ok and "remote unreachable" in report.failures[0]
+    assert tree_digest(root / "data") == data_before
+    assert pointers(root) == pointers_before
+    assert not list((root / "data").glob(".previous-*"))

@@ -6,7 +6,13 @@ import pyarrow as pa
 import pytest
 
 from corpus_platform.base.shards import read_shard, write_parquet
-from corpus_platform.store.datasets import candidate_folder, promote, recover_stage_folders
+from corpus_platform.store.datasets import (
+    candidate_folder,
+    promote,
+    recover_stage_folders,
+    roll_back,
+    settle,
+)
 
 
 def test_equal_tables_give_identical_bytes(tmp_path: Path) -> None:
@@ -16,41 +22,64 @@ def test_equal_tables_give_identical_bytes(tmp_path: Path) -> None:
     assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "two.parquet").read_bytes()
 
 
+def publish(final: Path, value: int) -> None:
+    with candidate_folder(final) as staging:
+        write_parquet(pa.table({"a": [value]}), staging / "part-00000.parquet")
+    promote(final)
+    (final.parent / f"{final.name}.dvc").write_text(f"pointer {value}")
+    settle(final)
+
+
 def test_a_promoted_candidate_replaces_the_folder(tmp_path: Path) -> None:
     final = tmp_path / "data" / "stage"
     with candidate_folder(final) as staging:
         write_parquet(pa.table({"a": [1]}), staging / "part-00000.parquet")
     assert not final.exists()  # a candidate is not published until promoted
-    promote(final)
-    with candidate_folder(final) as staging:
-        write_parquet(pa.table({"a": [2]}), staging / "part-00000.parquet")
-    assert read_shard(final, 0).column("a").to_pylist() == [1]
-    promote(final)
+    publish(final, 1)
+    publish(final, 2)
     assert read_shard(final, 0).column("a").to_pylist() == [2]
-    assert sorted(p.name for p in final.parent.iterdir()) == ["stage"]
+    assert sorted(p.name for p in final.parent.iterdir()) == ["stage", "stage.dvc"]
 
 
 def test_a_failed_write_leaves_the_published_folder_untouched(tmp_path: Path) -> None:
     final = tmp_path / "data" / "stage"
-    with candidate_folder(final) as staging:
-        write_parquet(pa.table({"a": [1]}), staging / "part-00000.parquet")
-    promote(final)
+    publish(final, 1)
     with pytest.raises(RuntimeError), candidate_folder(final) as staging:
         write_parquet(pa.table({"a": [99]}), staging / "part-00000.parquet")
         raise RuntimeError("shard 3 failed")
     assert read_shard(final, 0).column("a").to_pylist() == [1]
-    assert sorted(p.name for p in final.parent.iterdir()) == ["stage"]
+    assert sorted(p.name for p in final.parent.iterdir()) == ["stage", "stage.dvc"]
 
 
-def test_leftovers_of_an_interrupted_build_are_cleaned_or_put_back(tmp_path: Path) -> None:
+def test_a_rolled_back_publication_restores_folder_and_pointer(tmp_path: Path) -> None:
+    final = tmp_path / "data" / "stage"
+    publish(final, 1)
+    with candidate_folder(final) as staging:
+        write_parquet(pa.table({"a": [2]}), staging / "part-00000.parquet")
+    promote(final)
+    (final.parent / "stage.dvc").write_text("pointer 2")  # pinning moved it, then failed
+    roll_back(final)
+    assert read_shard(final, 0).column("a").to_pylist() == [1]
+    assert (final.parent / "stage.dvc").read_text() == "pointer 1"
+    assert sorted(p.name for p in final.parent.iterdir()) == ["stage", "stage.dvc"]
+
+
+def test_leftovers_of_an_interrupted_build_are_cleaned_or_rolled_back(tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / ".staging-a").mkdir(parents=True)
-    (data / ".previous-b").mkdir()  # died between the two renames: b is missing
-    (data / ".previous-c").mkdir()
-    (data / "c").mkdir()
+    publish(data / "b", 1)
+    with candidate_folder(data / "b") as staging:
+        write_parquet(pa.table({"a": [2]}), staging / "part-00000.parquet")
+    promote(data / "b")  # the build dies here, before pinning ends
+    (data / "b.dvc").write_text("pointer 2")
     actions = recover_stage_folders(tmp_path)
-    assert len(actions) == 3 and any("restored data/b" in a for a in actions)
-    assert sorted(p.name for p in data.iterdir()) == ["b", "c"]
+    assert actions == [
+        "removed the unfinished candidate data/.staging-a",
+        "restored data/b and its pointer from an unfinished publish",
+    ]
+    assert read_shard(data / "b", 0).column("a").to_pylist() == [1]
+    assert (data / "b.dvc").read_text() == "pointer 1"
+    assert sorted(p.name for p in data.iterdir()) == ["b", "b.dvc"]
 
 
 def test_missing_shard_names_the_file(tmp_path: Path) -> None:
