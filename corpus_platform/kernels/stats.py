@@ -21,7 +21,9 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
-from corpus_platform.base.shards import part_path, read_shard, write_parquet
+from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
+
+TEXT_BATCH = 4096  # texts tokenized at a time: a batch's words, not a shard's, are in memory
 
 
 @dataclass(frozen=True)
@@ -114,23 +116,41 @@ def shard_partial(
     shard: int, folder: Path, features: tuple[str, ...], with_text: bool = False
 ) -> ShardPartial:
     """Moments, text statistics and a doc-id digest of one shard of the train split."""
-    columns = ["doc_id", *features, *(["text"] if with_text else [])]
-    table = read_shard(folder, shard, columns)
+    table = read_shard(folder, shard, ["doc_id", *features])
     ids = table.column("doc_id").to_pylist()
     moments = {name: Moments.of(column_values(table, name)) for name in features}
     if not with_text:
         return ShardPartial(shard, len(ids), fingerprint(ids), moments)
-    texts = table.column("text").to_pylist()
-    present = [t for t in texts if t is not None]
-    words, frequencies = token_statistics(present)
+    chars, words, frequencies = text_statistics(part_path(folder, shard))
     return ShardPartial(
         shard,
         len(ids),
         fingerprint(ids),
         moments,
-        text_chars=Moments.of(np.array([len(t) for t in present], dtype=np.float64)),
-        text_words=Moments.of(words.astype(np.float64)),
+        text_chars=Moments.of(chars),
+        text_words=Moments.of(words),
         doc_freq=frequencies,
+    )
+
+
+def text_statistics(path: Path) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """Characters and words of every non-null text of a shard file, in row order, and document
+    frequencies, read ``TEXT_BATCH`` rows at a time so memory follows the batch, not the shard
+    (each text is in one batch, so per-batch document frequencies add up exactly)."""
+    chars: list[np.ndarray] = []
+    words: list[np.ndarray] = []
+    frequencies: Counter[str] = Counter()
+    for batch in iter_batches(path, ["text"], TEXT_BATCH):
+        present = [t for t in batch.column("text").to_pylist() if t is not None]
+        counted, batch_frequencies = token_statistics(present)
+        chars.append(np.array([len(t) for t in present], dtype=np.float64))
+        words.append(counted.astype(np.float64))
+        frequencies.update(batch_frequencies)
+    empty = np.zeros(0, dtype=np.float64)
+    return (
+        np.concatenate(chars) if chars else empty,
+        np.concatenate(words) if words else empty,
+        dict(frequencies),
     )
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_platform.base.shards import read_shard
+from corpus_platform.base.shards import iter_batches, part_path, read_shard
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.stats import column_values
+from corpus_platform.kernels.stats import TEXT_BATCH, column_values
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def audit_shard(
     shard: int, train: Path, edges: dict[str, list[float]], with_text: bool
 ) -> ShardAudit:
     """The first pass over one train shard."""
-    table = read_shard(train, shard, [*edges, *(["text"] if with_text else [])])
+    table = read_shard(train, shard, list(edges))
     counts, totals, low, high, histograms = {}, {}, {}, {}, {}
     for name, bins in edges.items():
         values = present(column_values(table, name))
@@ -51,10 +51,13 @@ def audit_shard(
         low[name] = float(values.min()) if values.size else math.inf
         high[name] = float(values.max()) if values.size else -math.inf
         histograms[name] = np.histogram(values, bins=bins)[0].tolist()
-    texts = [t for t in table.column("text").to_pylist() if t is not None] if with_text else []
-    return ShardAudit(
-        len(table), counts, totals, low, high, histograms, len(texts), document_frequencies(texts)
-    )
+    documents, frequencies = 0, Counter()
+    if with_text:
+        for batch in iter_batches(part_path(train, shard), ["text"], TEXT_BATCH):
+            texts = [t for t in batch.column("text").to_pylist() if t is not None]
+            documents += len(texts)
+            frequencies.update(document_frequencies(texts))
+    return ShardAudit(len(table), counts, totals, low, high, histograms, documents, frequencies)
 
 
 def squared_deviations(shard: int, train: Path, means: dict[str, float]) -> dict[str, float]:
