@@ -10,7 +10,7 @@ from corpus_platform.base.errors import CorpusError
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 from corpus_platform.store.candidates import list_candidates, remove_candidates
 from corpus_platform.store.lineage import lineage_report
-from corpus_platform.store.lock import ProjectBusy, current_holder, wait_until_free
+from corpus_platform.store.lock import busy, current_holder, wait_until_free
 from corpus_platform.store.registry import list_snapshots
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
 
@@ -48,10 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     CorpusProject(root=str(root), config_file=args.config).load()  # fail fast, naming the field
     holder = current_holder(root)
     if holder is not None and not args.wait:
-        raise ProjectBusy(
-            f"{root}: another build is running ({holder.describe()}); "
-            "wait for it with `corpus run --wait` or stop that run first"
-        )
+        raise busy(root, holder)
     if holder is not None:
         print(f"waiting for the running build ({holder.describe()})", flush=True)
         wait_until_free(root)

@@ -10,6 +10,7 @@ import dagster as dg
 from corpus_platform.base.names import STAGES
 from corpus_platform.console import LOGGER_KEY
 from corpus_platform.definitions import build_definitions
+from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
 
@@ -108,10 +109,6 @@ class BuildReport:
         return out
 
 
-def _plain(metadata: dict[str, dg.MetadataValue]) -> dict[str, Any]:
-    return {key: getattr(value, "value", value) for key, value in metadata.items()}
-
-
 def _root_cause(error: Any) -> str:
     """The innermost error message: the user's problem, not Dagster's wrapper."""
     if error is None:
@@ -127,7 +124,7 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
     for event in result.all_events:
         if event.is_step_materialization:
             materialization = event.step_materialization_data.materialization
-            report.materialized[materialization.asset_key.to_user_string()] = _plain(
+            report.materialized[materialization.asset_key.to_user_string()] = plain_metadata(
                 materialization.metadata
             )
         elif event.is_step_success:
@@ -139,7 +136,7 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
         elif event.is_run_failure and getattr(event.event_specific_data, "error", None):
             report.failures.append(f"run: {_root_cause(event.event_specific_data.error)}")
     for evaluation in result.get_asset_check_evaluations():
-        meta = _plain(evaluation.metadata)
+        meta = plain_metadata(evaluation.metadata)
         report.checks.append(
             CheckVerdict(
                 asset=evaluation.asset_key.to_user_string(),

@@ -9,7 +9,7 @@ import dagster as dg
 
 from corpus_platform.base.redact import redact
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.checks import audit
+from corpus_platform.defs.checks import audit, plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.candidates import quarantine
 from corpus_platform.store.datasets import candidate_path, promote, roll_back, settle
@@ -185,6 +185,5 @@ def _record_checks(
 
 
 def _plain(result: dg.AssetCheckResult, key: str) -> Any:
-    """A check result's metadata value as plain Python (Dagster wraps them)."""
-    value = result.metadata.get(key, "")
-    return getattr(value, "value", value)
+    """One of a check result's metadata values as plain Python (Dagster wraps them)."""
+    return plain_metadata(dict(result.metadata)).get(key, "")

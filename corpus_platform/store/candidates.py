@@ -10,10 +10,10 @@ them and ``corpus gc`` removes them.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
+from corpus_platform.store.datasets import remove_path
 from corpus_platform.store.registry import CANDIDATE, append_record, read_records
 from corpus_platform.store.snapshots import pin, pointer_path
 
@@ -34,7 +34,7 @@ def quarantine(
     registry).
     """
     folder = quarantine_path(root, asset, run_id)
-    _remove(folder)
+    remove_path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     candidate.rename(folder)
     snapshot = pin(root, folder, push=False)
@@ -59,13 +59,6 @@ def remove_candidates(root: Path) -> list[dict[str, Any]]:
     removed = list_candidates(root)
     for record in removed:
         folder = root / record["path"]
-        _remove(folder)
+        remove_path(folder)
         pointer_path(folder).unlink(missing_ok=True)
     return removed
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()

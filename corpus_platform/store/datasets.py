@@ -62,7 +62,7 @@ def promote(final: Path) -> None:
     :func:`roll_back` (pinning failed) ends the publication."""
     staging, (previous, pointer_copy) = candidate_path(final), _aside(final)
     for leftover in (previous, pointer_copy):
-        _remove(leftover)
+        remove_path(leftover)
     pointer = final.parent / f"{final.name}.dvc"
     if pointer.is_file():
         shutil.copy2(pointer, pointer_copy)
@@ -74,7 +74,7 @@ def promote(final: Path) -> None:
 def settle(final: Path) -> None:
     """The new ``final`` is pinned: drop what :func:`promote` kept aside."""
     for leftover in _aside(final):
-        _remove(leftover)
+        remove_path(leftover)
 
 
 def roll_back(final: Path) -> None:
@@ -82,7 +82,7 @@ def roll_back(final: Path) -> None:
     folder and no pointer when there was none)."""
     previous, pointer_copy = _aside(final)
     pointer = final.parent / f"{final.name}.dvc"
-    _remove(final)
+    remove_path(final)
     if previous.exists():
         previous.rename(final)
     if pointer_copy.exists():
@@ -91,7 +91,8 @@ def roll_back(final: Path) -> None:
         pointer.unlink(missing_ok=True)
 
 
-def _remove(path: Path) -> None:
+def remove_path(path: Path) -> None:
+    """Remove a folder or a file; nothing when it is not there."""
     if path.is_dir():
         shutil.rmtree(path)
     elif path.exists():

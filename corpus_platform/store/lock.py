@@ -51,6 +51,14 @@ class BuildLock:
     crashed: Holder | None
 
 
+def busy(root: Path, holder: Holder | None) -> ProjectBusy:
+    """The error for a second build of the project at ``root``, naming the holder."""
+    return ProjectBusy(
+        f"{root}: another build is running ({holder.describe() if holder else 'unknown holder'})"
+        "; wait for it (`corpus run --wait`) or stop that run first"
+    )
+
+
 def lock_path(root: Path) -> Path:
     """The lock file of the project at ``root``."""
     return root / LOCK_FILE
@@ -104,11 +112,7 @@ def project_lock(root: Path, run_id: str) -> Iterator[BuildLock]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _read_holder(fd)
-            raise ProjectBusy(
-                f"{root}: another build is running ({holder.describe() if holder else 'unknown'})"
-                "; wait for it (`corpus run --wait`) or stop that run first"
-            ) from None
+            raise busy(root, _read_holder(fd)) from None
         crashed = _read_holder(fd)
         holder = Holder(
             pid=os.getpid(),

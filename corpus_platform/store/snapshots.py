@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from corpus_platform.base.errors import CorpusError
+from corpus_platform.store.datasets import remove_path
 
 # The workspace file and its cache object share storage where the filesystem allows (a reflink
 # copy-on-write clone, else a hard link), so pinning a stage does not write its bytes twice;
@@ -226,7 +226,7 @@ def restore(root: Path, snapshot: str, target: Path) -> None:
         )
     staging = target.parent / f".restore-{target.name}"
     pointer = target.parent / f".restore-{target.name}.dvc"
-    _remove(staging)
+    remove_path(staging)
     _write_pointer(pointer, snapshot, staging.name)
     try:
         _dvc(root, "pull", "-q", str(pointer.relative_to(root)))
@@ -236,17 +236,10 @@ def restore(root: Path, snapshot: str, target: Path) -> None:
                 raise SnapshotError(f"{target / relpath}: restored bytes do not hash to {md5}")
         if target.exists() and current_snapshot(root, target) != snapshot:
             pin(root, target)
-        _remove(target)
+        remove_path(target)
         staging.rename(target)
     finally:
         pointer.unlink(missing_ok=True)
-        _remove(staging)
+        remove_path(staging)
     if pin(root, target, push=False) != snapshot:
         raise SnapshotError(f"{target}: restored folder does not hash to {snapshot}")
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
