@@ -280,11 +280,22 @@ class DecontaminationConfig(_Model):
 
 
 class EngineConfig(_Model):
-    """Where shard work runs. ``local``: a process pool of ``workers`` on this machine."""
+    """Where shard work runs. ``local``: a process pool of ``workers`` on this machine;
+    ``dask-local``: a Dask LocalCluster of ``workers`` processes; ``dask``: the Dask scheduler
+    at ``address`` (its workers must see the project's folders at the same paths)."""
 
-    kind: Literal["local"] = "local"
+    kind: Literal["local", "dask-local", "dask"] = "local"
     workers: Annotated[int, Field(ge=1, le=256)] = 1
+    address: str | None = None  # kind dask: tcp://HOST:8786
     memory_mb: Annotated[int, Field(ge=64)] = 1024  # working state a grouping step may keep
+
+    @model_validator(mode="after")
+    def _address(self) -> EngineConfig:
+        if self.kind == "dask" and not self.address:
+            raise ValueError("engine.kind dask needs engine.address, e.g. tcp://HOST:8786")
+        if self.kind != "dask" and self.address:
+            raise ValueError(f"engine.address is only read by engine.kind dask, not {self.kind}")
+        return self
 
 
 class CorpusConfig(_Model):

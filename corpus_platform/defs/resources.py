@@ -10,7 +10,7 @@ from typing import Self
 import dagster as dg
 
 from corpus_platform.config import CorpusConfig, load_config
-from corpus_platform.kernels.engine import LocalEngine
+from corpus_platform.kernels.engine import Engine, engine_for
 from corpus_platform.kernels.filters import check_exempt
 from corpus_platform.store.datasets import recover_stage_folders, stage_path
 from corpus_platform.store.lock import Holder, project_lock
@@ -66,9 +66,10 @@ class CorpusProject(dg.ConfigurableResource):
         """The folder of raw input files."""
         return self.root_path / config.input.path
 
-    def engine(self, config: CorpusConfig) -> LocalEngine:
-        """The shard engine the config asks for."""
-        return LocalEngine(workers=config.engine.workers)
+    def engine(self, config: CorpusConfig) -> Engine:
+        """The shard engine the config asks for (``engine.kind``)."""
+        engine = config.engine
+        return engine_for(engine.kind, engine.workers, engine.address)
 
     @contextmanager
     def scratch(self, name: str) -> Iterator[Path]:

@@ -2,13 +2,15 @@
 
 Workers are not shards: any number of workers processes the same shards, and results come back
 in shard order, so reductions over them never depend on the worker count. ``LocalEngine`` uses a
-process pool; a Dask engine implements the same ``map_shards``.
+process pool; :class:`~corpus_platform.kernels.dask_engine.DaskEngine` runs the same tasks on a
+Dask cluster. :func:`engine_for` picks one from the config's ``engine`` section.
 """
 
 from __future__ import annotations
 
 import atexit
 import multiprocessing
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -75,3 +77,20 @@ def shutdown_pools() -> None:
     the child's exit waits for its own child processes."""
     while _POOLS:
         _POOLS.popitem()[1].shutdown()
+    dask_engine = sys.modules.get("corpus_platform.kernels.dask_engine")
+    if dask_engine is not None:
+        dask_engine.close_clients()
+
+
+def engine_for(kind: str, workers: int, address: str | None = None) -> Engine:
+    """The engine of ``engine.kind``: ``local`` (a process pool), ``dask-local`` (a Dask
+    LocalCluster of ``workers`` processes) or ``dask`` (the scheduler at ``address``)."""
+    if kind == "local":
+        return LocalEngine(workers=workers)
+    from corpus_platform.kernels.dask_engine import DaskEngine
+
+    if kind == "dask-local":
+        return DaskEngine(workers=workers)
+    if kind == "dask" and address:
+        return DaskEngine(address=address, workers=workers)
+    raise ValueError(f"engine.kind {kind!r} (address {address!r}) is not an engine")

@@ -144,11 +144,12 @@ def test_drop_and_annotate_modes(tmp_path: Path) -> None:
     assert annotated.column("cluster_id").to_pylist()[:4] == ["d0", "d0", "d0", "d3"]
 
 
-def test_cluster_names_do_not_depend_on_pair_order() -> None:
+def test_cluster_names_do_not_depend_on_pair_order(tmp_path: Path) -> None:
     pairs = [ScoredPair("b", "c", "x", "y", 0.9), ScoredPair("a", "c", "x", "y", 0.85)]
-    forward = build_clusters([], pairs, 0.8)
-    backward = build_clusters([], list(reversed(pairs)), 0.8)
-    assert forward == backward == {"a": "a", "b": "a", "c": "a"}
+    low = [ScoredPair("d", "e", "x", "y", 0.79)]
+    forward = build_clusters([["f", "g"]], pairs + low, 0.8, tmp_path / "forward", 2)
+    backward = build_clusters([["f", "g"]], [*low, *reversed(pairs)], 0.8, tmp_path / "back", 3)
+    assert forward == backward == {"a": "a", "b": "a", "c": "a", "f": "f", "g": "f"}
 
 
 def test_params_validate() -> None:

@@ -53,7 +53,9 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
         engine.map_shards(
             partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards
         )
-        result = cluster_documents(scratch, config.num_shards, params, config.engine.memory_mb)
+        result = cluster_documents(
+            scratch, config.num_shards, params, config.engine.memory_mb, engine
+        )
     membership, scored = result.membership(params.mode), result.scored
     with candidate_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
         write_sharded(membership, staging / "clusters", config.num_shards)

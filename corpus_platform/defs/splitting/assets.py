@@ -30,14 +30,14 @@ from corpus_platform.defs.splitting import checks  # noqa: F401 (registers the c
 from corpus_platform.kernels.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.components import ComponentReport, ComponentStats
 from corpus_platform.kernels.cut import ComponentPlan, plan_components
-from corpus_platform.kernels.engine import LocalEngine
+from corpus_platform.kernels.engine import Engine
 from corpus_platform.kernels.leakage import moved_into_train
 from corpus_platform.kernels.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
 
 
-def compute_asof(engine: LocalEngine, upstream: Path, scratch: Path, config: CorpusConfig) -> None:
+def compute_asof(engine: Engine, upstream: Path, scratch: Path, config: CorpusConfig) -> None:
     """Run the two shuffle passes of the as-of features into ``scratch``."""
     shards, n, features = range(config.num_shards), config.num_shards, config.asof_features
     engine.map_shards(

@@ -13,8 +13,9 @@ the corpus beyond the grouping of band keys:
 3. :func:`score_pairs`: each candidate pair verified by the exact Jaccard similarity of its two
    shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), loading two shards'
    sketches at a time.
-4. :func:`build_clusters`: union-find over exact-duplicate groups and pairs at or above the
-   dedup threshold. A cluster is named by its smallest doc_id.
+4. :func:`build_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the
+   engine, partitioned through disk) of exact-duplicate groups and pairs at or above the dedup
+   threshold. A cluster is named by its smallest doc_id.
 5. :func:`choose_representatives`: the member kept per cluster: the highest ``quality_score``
    from the filter stage, ties by smallest doc_id (``dedup.keep: quality``, the default), or
    simply the smallest doc_id (``dedup.keep: smallest_id``).

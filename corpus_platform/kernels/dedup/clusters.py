@@ -26,21 +26,37 @@ from corpus_platform.kernels.dedup.verify import (
     load_sketches,
     score_pairs,
 )
-from corpus_platform.kernels.unionfind import UnionFind
+from corpus_platform.kernels.engine import Engine
+from corpus_platform.kernels.graph import connected_components, write_edges
+
+EDGE_ROW_BYTES = 400  # an edge row in a components step: two ids twice, hashes, the join
 
 
 def build_clusters(
-    exact: list[list[str]], scored: list[ScoredPair], threshold: float
+    exact: list[list[str]],
+    scored: list[ScoredPair],
+    threshold: float,
+    work: Path,
+    num_shards: int,
+    engine: Engine | None = None,
+    memory_mb: int = 1024,
 ) -> dict[str, str]:
-    """Union exact groups and pairs with similarity >= ``threshold``; map every member of a
-    cluster (size > 1) to the cluster id, its smallest doc_id."""
-    links = UnionFind()
-    for group in exact:
-        links.union_all((group[0], member) for member in group[1:])
-    for pair in scored:
-        if pair.similarity >= threshold:
-            links.union(pair.doc_a, pair.doc_b)
-    return {member: root for root, members in links.groups().items() for member in members}
+    """Link exact groups and pairs with similarity >= ``threshold``; map every member of a
+    cluster (size > 1) to the cluster id, its smallest doc_id.
+
+    The components are found on the engine through ``work`` (:mod:`corpus_platform.kernels.
+    graph`), partitioned so one partition of links fits in ``memory_mb``."""
+    links = [(group[0], member) for group in exact for member in group[1:]]
+    links += [(p.doc_a, p.doc_b) for p in scored if p.similarity >= threshold]
+    partitions = max(num_shards, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
+    write_edges(links, work / "links", partitions)
+    del links
+    connected_components(work / "links", work / "labels", partitions, num_shards, engine)
+    cluster_of: dict[str, str] = {}
+    for _, table in iter_shards(work / "labels", num_shards):
+        nodes, names = table.column("node").to_pylist(), table.column("component").to_pylist()
+        cluster_of.update(zip(nodes, names, strict=True))
+    return cluster_of
 
 
 @dataclass(frozen=True)
@@ -140,17 +156,24 @@ class DedupResult:
 
 
 def cluster_documents(
-    scratch: Path, num_shards: int, params: DedupParams, memory_mb: int = 1024
+    scratch: Path,
+    num_shards: int,
+    params: DedupParams,
+    memory_mb: int = 1024,
+    engine: Engine | None = None,
 ) -> DedupResult:
     """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard;
-    verification keeps at most ``memory_mb`` of candidate sketches."""
+    verification keeps at most ``memory_mb`` of candidate sketches; the clusters' components
+    run on ``engine``."""
     candidates = candidate_pairs(scratch, num_shards, params)
     scored = score_pairs(candidates, scratch, num_shards, params, memory_mb)
     rows = count_rows(scratch / "keys", num_shards)
     exact = exact_duplicate_groups(
         scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
     )
-    cluster_of = build_clusters(exact, scored, params.threshold)
+    cluster_of = build_clusters(
+        exact, scored, params.threshold, scratch / "graph", num_shards, engine, memory_mb
+    )
     info = member_info(set(cluster_of), scratch, num_shards)
     representative = choose_representatives(cluster_of, info, params.keep)
     similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
