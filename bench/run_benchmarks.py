@@ -182,15 +182,18 @@ def _build_child(project: Path, out: Path) -> None:
     out.write_text(json.dumps(result), encoding="utf-8")
 
 
-def build(work: Path, docs: int, workers: int, seed: int, keep: bool, language: bool) -> dict:
-    """Write a project of ``docs`` documents and build it in a fresh process; ``language``
-    False turns language identification off (``filters.languages: []``)."""
+def build(
+    work: Path, docs: int, workers: int, seed: int, keep: bool, language: bool, engine: str
+) -> dict:
+    """Write a project of ``docs`` documents and build it in a fresh process on ``engine``
+    (``local`` or ``dask-local``); ``language`` False turns language identification off
+    (``filters.languages: []``)."""
     project = work / f"project-{docs}"
     shutil.rmtree(project, ignore_errors=True)
     written = write_corpus(project / "data" / "raw", docs, seed)
     write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
     config = yaml.safe_load((REPO / "corpus.yaml").read_text())
-    config["engine"] = {**config.get("engine", {}), "kind": "local", "workers": workers}
+    config["engine"] = {**config.get("engine", {}), "kind": engine, "workers": workers}
     if not language:
         config["filters"]["languages"] = []
     (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -288,8 +291,8 @@ def corpus_line(args: argparse.Namespace) -> str:
         "then made-up words; 5% exact copies, 15% edited copies at word 5-gram Jaccard 0.5 to "
         "1.0, 4% punctuation, markup, line-break and bullet variants; `src` web / wiki / code "
         "50 / 30 / 20%, all prose). Configuration: the repository's corpus.yaml with "
-        f"`engine.workers: {args.workers}`; the evaluation set holds {EVAL_FRESH} fresh "
-        f"{EVAL_WORDS}-word passages and {EVAL_COPIED} copied from the corpus."
+        f"`engine: {{kind: {args.engine}, workers: {args.workers}}}`; the evaluation set holds "
+        f"{EVAL_FRESH} fresh {EVAL_WORDS}-word passages and {EVAL_COPIED} copied from the corpus."
     )
 
 
@@ -342,15 +345,18 @@ def render(args: argparse.Namespace, filters: dict, lingua: dict, builds: list[d
 def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
     """The "large" section of BENCHMARKS.md (``make bench-large``), or with ``--no-language``
     the "nolang" section: the whole graph only, language identification off."""
-    name = "large" if args.large else "nolang"
+    name = section_name(args)
     command = f".bench-venv/bin/python bench/run_benchmarks.py --docs {args.docs} "
     command += f"--workers {args.workers}" + (" --large" if args.large else "")
     command += "" if args.language else " --no-language"
+    command += "" if args.engine == "local" else f" --engine {args.engine}"
     title = (
         "## Large corpus: the whole graph"
         if args.large
         else "## The whole graph with language identification off (`filters.languages: []`)"
     )
+    if args.engine != "local":
+        title += f", engine `{args.engine}`"
     lines = [
         f"<!-- {name}:begin -->",
         title,
@@ -364,13 +370,20 @@ def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def section_name(args: argparse.Namespace) -> str:
+    """The BENCHMARKS.md section a whole-graph-only run writes: ``large`` or ``nolang``, with
+    the engine's name after it when it is not ``local``."""
+    name = "large" if args.large else "nolang"
+    return name if args.engine == "local" else f"{name}-{args.engine}"
+
+
 def write_section(path: Path, name: str, text: str) -> None:
     """Put ``text`` (a ``<!-- name:begin -->`` section) into ``path``, keeping the other marked
     sections in the order bench, large, dedup; unmarked text (an older layout) is dropped."""
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
     sections[name] = text
-    order = ["bench", "nolang", "large", "dedup"]
+    order = ["bench", "nolang", "nolang-dask-local", "large", "large-dask-local", "dedup"]
     ordered = [sections[k] for k in order if k in sections]
     ordered += [v for k, v in sections.items() if k not in order]
     path.write_text("\n\n".join(ordered) + "\n", encoding="utf-8")
@@ -391,6 +404,9 @@ def main() -> int:
         action="store_false",
         help="whole graph only, language identification off (its own section)",
     )
+    parser.add_argument(
+        "--engine", choices=["local", "dask-local"], default="local", help="engine.kind"
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
@@ -409,10 +425,13 @@ def main() -> int:
         }
         lingua = lingua_throughput([d.text for d in sample if d.source != "code"], config_path)
         del sample, texts
-    builds = [build(args.work, n, args.workers, args.seed, args.keep, args.language) for n in sizes]
-    if args.large or not args.language:
+    builds = [
+        build(args.work, n, args.workers, args.seed, args.keep, args.language, args.engine)
+        for n in sizes
+    ]
+    if args.large or not args.language or args.engine != "local":
         text = render_large(args, builds)
-        write_section(args.out, "large" if args.large else "nolang", text)
+        write_section(args.out, section_name(args), text)
     else:
         text = render(args, filters, lingua, builds)
         write_section(args.out, "bench", text)
