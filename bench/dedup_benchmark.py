@@ -181,8 +181,9 @@ def _ours_child(folder: Path, shards: int, workers: int, params: DedupParams, ou
     baseline = _rss_mb()
     start = time.perf_counter()
     task = partial(signature_shard, upstream=folder, scratch=out / "scratch", params=params)
-    LocalEngine(workers).map_shards(task, range(shards))
-    result = cluster_documents(out / "scratch", shards, params)
+    engine = LocalEngine(workers)
+    engine.map_shards(task, range(shards))
+    result = cluster_documents(out / "scratch", shards, params, engine=engine)
     seconds = time.perf_counter() - start
     shutdown_pools()
     own = _peak_mb()
@@ -314,9 +315,10 @@ def memory_lines(small: dict, large: dict, small_docs: int, large_docs: int) -> 
     grow = max(0.0, large["peak_mb"] - small["peak_mb"]) / (large_docs - small_docs) * 1e6
     per_doc = grow * 2**20 / 1e6
     return [
-        "Memory of corpus_platform's dedup: peak resident set of the driver process (it groups "
-        "band keys, verifies pairs and builds clusters) and of the largest worker (it sketches "
-        f"one shard at a time), with one logical shard per {SHARD_DOCS:,} documents, as a user "
+        "Memory of corpus_platform's dedup: peak resident set of the driver process (it reads "
+        "back the scored candidate pairs and the clusters, and picks the kept rows) and of the "
+        "largest worker (it sketches one shard at a time, groups one band group's keys, "
+        "verifies one block of pairs, runs one partition of a components step), with one logical shard per {SHARD_DOCS:,} documents, as a user "
         "sizes `num_shards`; the difference between the two runs is the state that grows with "
         "the corpus.",
         "",

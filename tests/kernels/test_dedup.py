@@ -26,6 +26,7 @@ from corpus_platform.kernels.dedup import (
     sorted_jaccard,
     write_dedup_shard,
 )
+from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.minhash import shingle_sets
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
@@ -268,14 +269,23 @@ def test_sketching_in_small_batches_changes_nothing(
     assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
 
 
-def test_verification_within_a_tiny_memory_budget_scores_the_same(tmp_path: Path) -> None:
+def test_verification_on_two_workers_scores_the_same_by_blocks(tmp_path: Path) -> None:
     write_corpus(tmp_path / "up", planted(), 4, {})
-    for shard in range(4):
-        signature_shard(shard, tmp_path / "up", tmp_path / "scratch", PARAMS)
-    pairs = dedup.candidate_pairs(tmp_path / "scratch", 4, PARAMS)
-    roomy = dedup.score_pairs(pairs, tmp_path / "scratch", 4, PARAMS, memory_mb=1024)
-    tight = dedup.score_pairs(pairs, tmp_path / "scratch", 4, PARAMS, memory_mb=0)
-    assert tight == roomy and len(roomy) >= 3
+    scored = {}
+    for workers in (1, 2):
+        scratch = tmp_path / f"scratch{workers}"
+        for shard in range(4):
+            signature_shard(shard, tmp_path / "up", scratch, PARAMS)
+        pairs = dedup.candidate_pairs(scratch, 4, PARAMS, LocalEngine(workers))
+        scored[workers] = dedup.score_candidates(scratch, 4, PARAMS, LocalEngine(workers))
+        assert [(p.doc_a, p.doc_b) for p in scored[workers]] == pairs
+        blocks = {int(p.name.removeprefix("block-")) for p in (scratch / "candidates").iterdir()}
+        assert blocks and all(divmod(b, 4)[0] <= divmod(b, 4)[1] for b in blocks)
+    assert scored[1] == scored[2] and len(scored[1]) >= 3
+    by_pair = {(p.doc_a, p.doc_b): p.similarity for p in scored[1]}
+    texts = planted()
+    for (a, b), similarity in by_pair.items():
+        assert similarity == jaccard(shingle_set(texts[a], 5), shingle_set(texts[b], 5))
 
 
 def test_grouping_in_parts_changes_nothing(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ the corpus beyond the grouping of band keys:
    shingle hashes, a MinHash signature (datasketch's permutations, computed a batch at a time
    by :mod:`corpus_platform.kernels.minhash`) and one LSH key per band, bands written in
    ``BAND_GROUPS`` separate groups.
-2. :func:`candidate_pairs`: band keys grouped across shards, one band group at a time; rows
-   sharing a key are candidate pairs.
-3. :func:`score_pairs`: each candidate pair verified by the exact Jaccard similarity of its two
-   shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), loading two shards'
-   sketches at a time.
+2. :func:`candidate_pairs`: band keys grouped across shards, one band group per engine task;
+   rows sharing a key are candidate pairs, written by verification block (pair of shards).
+3. :func:`score_candidates`: each shard's candidate rows' sketches copied out once, then each
+   block's pairs verified by the exact Jaccard similarity of their two shingle sets (or, with
+   ``dedup.verify: false``, the MinHash estimate), one block per engine task.
 4. :func:`build_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the
    engine, partitioned through disk) of exact-duplicate groups and pairs at or above the dedup
    threshold. A cluster is named by its smallest doc_id.
@@ -35,10 +35,12 @@ from corpus_platform.kernels.dedup.audit import (
 )
 from corpus_platform.kernels.dedup.candidates import (
     Collisions,
+    block_candidates,
     candidate_pairs,
     colliding_rows,
     doc_ids_at,
     exact_duplicate_groups,
+    group_band_keys,
 )
 from corpus_platform.kernels.dedup.clusters import (
     DedupResult,
@@ -76,11 +78,11 @@ from corpus_platform.kernels.dedup.signatures import (
 )
 from corpus_platform.kernels.dedup.verify import (
     ScoredPair,
-    SketchCache,
     estimated_jaccard,
     jaccard,
     load_sketches,
-    score_pairs,
+    score_block,
+    score_candidates,
     shingle_set,
     sorted_jaccard,
 )
@@ -99,7 +101,7 @@ __all__ = [
     "DedupResult",
     "MemberInfo",
     "ScoredPair",
-    "SketchCache",
+    "block_candidates",
     "build_clusters",
     "candidate_pairs",
     "candidate_probability",
@@ -111,6 +113,7 @@ __all__ = [
     "estimated_jaccard",
     "exact_duplicate_groups",
     "exact_keys",
+    "group_band_keys",
     "jaccard",
     "kept_duplicate_pairs",
     "load_sketches",
@@ -121,7 +124,8 @@ __all__ = [
     "pairs_table",
     "partitions_for",
     "recall_bands",
-    "score_pairs",
+    "score_block",
+    "score_candidates",
     "shingle_set",
     "signature_shard",
     "signatures",

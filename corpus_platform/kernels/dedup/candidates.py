@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.shards import (
     iter_shards,
+    read_parquet,
     read_shard,
+    write_parquet,
 )
 from corpus_platform.kernels.dedup.params import (
     MAX_BUCKET_PAIRS,
     DedupParams,
 )
+from corpus_platform.kernels.engine import Engine, LocalEngine
 
 
 def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:
@@ -61,27 +67,79 @@ def doc_ids_at(scratch: Path, rows: set[int]) -> dict[int, str]:
     return found
 
 
-def candidate_pairs(scratch: Path, num_shards: int, params: DedupParams) -> list[tuple[str, str]]:
-    """Pairs of doc ids that share at least one band key, sorted, each once (a < b).
+def block_of(shard_a: int, shard_b: int, num_shards: int) -> int:
+    """The verification block of a pair of shards (order does not matter)."""
+    low, high = min(shard_a, shard_b), max(shard_a, shard_b)
+    return low * num_shards + high
 
-    One band group's keys are in memory at a time, as three numeric arrays.
+
+CANDIDATE_SCHEMA = pa.schema([("doc_a", pa.string()), ("doc_b", pa.string())])
+
+
+def group_band_keys(group: int, scratch: Path, num_shards: int, params: DedupParams) -> int:
+    """One band group's candidate pairs, named by doc id (a < b), written by verification
+    block to ``candidates/block-<block>/group-<group>.parquet``; return the pairs written.
+
+    An engine task: one band group's keys are in memory at a time, as three numeric arrays.
     """
-    row_pairs: list[np.ndarray] = []
-    larger: list[np.ndarray] = []
-    for number in range(len(params.band_groups())):
-        folder = scratch / "bands" / f"group-{number}"
-        keys = pa.concat_tables([t for _, t in iter_shards(folder, num_shards)])
-        band, key, row = (keys.column(c).to_numpy() for c in ("band", "key", "row"))
-        del keys
-        found = colliding_rows(band, key, row)
-        row_pairs.append(np.unique(found.pairs, axis=0))
-        larger += found.larger
-    distinct = np.unique(np.concatenate(row_pairs), axis=0) if row_pairs else np.empty((0, 2))
-    rows = {int(r) for r in distinct.reshape(-1)} | {int(r) for b in larger for r in b}
+    folder = scratch / "bands" / f"group-{group}"
+    keys = pa.concat_tables([t for _, t in iter_shards(folder, num_shards)])
+    band, key, row = (keys.column(c).to_numpy() for c in ("band", "key", "row"))
+    del keys
+    found = colliding_rows(band, key, row)
+    distinct = np.unique(found.pairs, axis=0)
+    rows = {int(r) for r in distinct.reshape(-1)} | {int(r) for b in found.larger for r in b}
     names = doc_ids_at(scratch, rows)
     pairs = {(min(names[a], names[b]), max(names[a], names[b])) for a, b in distinct.tolist()}
-    for bucket in larger:
+    for bucket in found.larger:
         pairs.update(_bucket_pairs([names[int(r)] for r in bucket]))
+    blocks: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for a, b in sorted(pairs):
+        blocks[block_of(shard_of(a, num_shards), shard_of(b, num_shards), num_shards)].append(
+            (a, b)
+        )
+    for block, members in blocks.items():
+        table = pa.table(
+            {"doc_a": [a for a, _ in members], "doc_b": [b for _, b in members]},
+            schema=CANDIDATE_SCHEMA,
+        )
+        write_parquet(
+            table, scratch / "candidates" / f"block-{block:05d}" / f"group-{group}.parquet"
+        )
+    return len(pairs)
+
+
+def block_candidates(scratch: Path, block: int) -> pa.Table:
+    """The distinct candidate pairs of one verification block, sorted."""
+    files = sorted((scratch / "candidates" / f"block-{block:05d}").glob("group-*.parquet"))
+    tables = [read_parquet(f) for f in files]
+    table = pa.concat_tables(tables) if tables else CANDIDATE_SCHEMA.empty_table()
+    table = table.group_by(["doc_a", "doc_b"]).aggregate([]).select(["doc_a", "doc_b"])
+    return table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
+
+
+def candidate_blocks(scratch: Path) -> list[int]:
+    """The verification blocks that hold candidate pairs."""
+    folder = scratch / "candidates"
+    if not folder.is_dir():
+        return []
+    return sorted(int(p.name.removeprefix("block-")) for p in folder.glob("block-*"))
+
+
+def candidate_pairs(
+    scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
+) -> list[tuple[str, str]]:
+    """Pairs of doc ids that share at least one band key, sorted, each once (a < b): one
+    engine task per band group (:func:`group_band_keys`)."""
+    shutil.rmtree(scratch / "candidates", ignore_errors=True)
+    (engine or LocalEngine()).map_shards(
+        partial(group_band_keys, scratch=scratch, num_shards=num_shards, params=params),
+        range(len(params.band_groups())),
+    )
+    pairs: set[tuple[str, str]] = set()
+    for block in candidate_blocks(scratch):
+        table = block_candidates(scratch, block)
+        pairs.update(zip(*(table.column(c).to_pylist() for c in ("doc_a", "doc_b")), strict=True))
     return sorted(pairs)
 
 

@@ -24,7 +24,7 @@ from corpus_platform.kernels.dedup.verify import (
     ScoredPair,
     estimated_jaccard,
     load_sketches,
-    score_pairs,
+    score_candidates,
 )
 from corpus_platform.kernels.engine import Engine
 from corpus_platform.kernels.graph import connected_components, write_edges
@@ -162,11 +162,11 @@ def cluster_documents(
     memory_mb: int = 1024,
     engine: Engine | None = None,
 ) -> DedupResult:
-    """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard;
-    verification keeps at most ``memory_mb`` of candidate sketches; the clusters' components
-    run on ``engine``."""
-    candidates = candidate_pairs(scratch, num_shards, params)
-    scored = score_pairs(candidates, scratch, num_shards, params, memory_mb)
+    """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard:
+    band-key grouping, verification and the clusters' components run on ``engine``;
+    ``memory_mb`` sizes the partitions of exact keys and of the components' links."""
+    candidate_pairs(scratch, num_shards, params, engine)
+    scored = score_candidates(scratch, num_shards, params, engine)
     rows = count_rows(scratch / "keys", num_shards)
     exact = exact_duplicate_groups(
         scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)

@@ -1,9 +1,10 @@
-"""Step 3: every candidate pair verified by exact Jaccard (or the MinHash estimate)."""
+"""Step 3: every candidate pair verified by exact Jaccard (or the MinHash estimate), one block
+(pair of shards) per engine task."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +17,17 @@ from corpus_platform.base.hashing import (
     shard_of,
 )
 from corpus_platform.base.shards import (
+    HASH_FILE_OPTIONS,
     iter_batches,
     part_path,
+    read_parquet,
+    write_batches,
+    write_parquet,
 )
+from corpus_platform.kernels.dedup.candidates import block_candidates, block_of, candidate_blocks
 from corpus_platform.kernels.dedup.params import DedupParams
+from corpus_platform.kernels.dedup.signatures import SKETCH_SCHEMA
+from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.minhash import shingle_sets
 
 
@@ -63,15 +71,13 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.count_nonzero(a == b)) / len(a)
 
 
-def load_sketches(
-    scratch: Path, shard: int, wanted: set[str], field: str
+def _read_sketches(
+    path: Path, wanted: pa.Array | None, field: str
 ) -> dict[str, tuple[str, np.ndarray]]:
-    """(entity, ``field``) of the ``wanted`` rows of one shard, streamed batch by batch;
-    ``field`` is ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
-    keep = pa.array(sorted(wanted), pa.string())
     found = {}
-    for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "entity", field]):
-        batch = batch.filter(pc.is_in(batch.column("doc_id"), keep))
+    for batch in iter_batches(path, ["doc_id", "entity", field]):
+        if wanted is not None:
+            batch = batch.filter(pc.is_in(batch.column("doc_id"), wanted))
         if not batch.num_rows:
             continue
         ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
@@ -85,62 +91,100 @@ def load_sketches(
     return found
 
 
-class SketchCache:
-    """Candidate rows' sketches per shard, kept while they fit in ``budget_bytes`` (least
-    recently used shard evicted first), so verification reads each shard once when the
-    candidates fit in memory and stays within the budget when they do not."""
-
-    def __init__(self, scratch: Path, wanted: dict[int, set[str]], field: str, budget_bytes: int):
-        self.scratch, self.wanted, self.field, self.budget = scratch, wanted, field, budget_bytes
-        self.loaded: dict[int, dict[str, tuple[str, np.ndarray]]] = {}
-        self.sizes: dict[int, int] = {}
-
-    def shard(self, shard: int) -> dict[str, tuple[str, np.ndarray]]:
-        """The wanted rows of ``shard`` (loaded, and others evicted, as needed)."""
-        if shard in self.loaded:
-            self.loaded[shard] = self.loaded.pop(shard)  # most recently used last
-            return self.loaded[shard]
-        rows = load_sketches(self.scratch, shard, self.wanted[shard], self.field)
-        size = sum(values.nbytes for _, values in rows.values())
-        while self.loaded and sum(self.sizes.values()) + size > self.budget:
-            oldest = next(iter(self.loaded))
-            del self.loaded[oldest], self.sizes[oldest]
-        self.loaded[shard], self.sizes[shard] = rows, size
-        return rows
+def load_sketches(
+    scratch: Path, shard: int, wanted: set[str], field: str
+) -> dict[str, tuple[str, np.ndarray]]:
+    """(entity, ``field``) of the ``wanted`` rows of one shard, streamed batch by batch;
+    ``field`` is ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
+    keep = pa.array(sorted(wanted), pa.string())
+    return _read_sketches(part_path(scratch / "sketches", shard), keep, field)
 
 
-def score_pairs(
-    pairs: list[tuple[str, str]],
-    scratch: Path,
-    num_shards: int,
-    params: DedupParams,
-    memory_mb: int = 1024,
-) -> list[ScoredPair]:
-    """Score candidate pairs: exact Jaccard of their shingle sets (the MinHash estimate when
-    ``params.verify`` is off), in sorted pair order.
+def _field(params: DedupParams) -> str:
+    return "shingles" if params.verify else "signature"
 
-    Pairs are taken block by block, one pair of shards at a time; the candidate rows' sketches
-    are kept in a :class:`SketchCache` of ``memory_mb``.
-    """
-    blocks: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
-    wanted: dict[int, set[str]] = defaultdict(set)
-    for a, b in pairs:
-        shard_a, shard_b = shard_of(a, num_shards), shard_of(b, num_shards)
-        blocks[(min(shard_a, shard_b), max(shard_a, shard_b))].append((a, b))
-        wanted[shard_a].add(a)
-        wanted[shard_b].add(b)
-    field, measure = (
-        ("shingles", sorted_jaccard) if params.verify else ("signature", estimated_jaccard)
-    )
-    cache = SketchCache(scratch, wanted, field, memory_mb << 20)
-    scored = []
-    for (first, second), block in sorted(blocks.items()):
-        mine, theirs = cache.shard(first), cache.shard(second)  # held for the block
-        for a, b in block:
-            (entity_a, x), (entity_b, y) = (
-                (mine if a in mine else theirs)[a],
-                (mine if b in mine else theirs)[b],
+
+def blocks_of_shard(shard: int, num_shards: int) -> list[int]:
+    """The verification blocks (pairs of shards) that involve ``shard``."""
+    return sorted({block_of(shard, other, num_shards) for other in range(num_shards)})
+
+
+def extract_candidate_sketches(
+    shard: int, scratch: Path, num_shards: int, params: DedupParams
+) -> int:
+    """Copy the sketches of ``shard``'s rows that are in a candidate pair to
+    ``candidate-sketches/``, so each block's verification reads only those; return their
+    number. An engine task: one pass over the shard's sketch file."""
+    wanted: set[str] = set()
+    for block in blocks_of_shard(shard, num_shards):
+        table = block_candidates(scratch, block)
+        for column in ("doc_a", "doc_b"):
+            wanted.update(
+                d for d in table.column(column).to_pylist() if shard_of(d, num_shards) == shard
             )
-            scored.append(ScoredPair(a, b, entity_a, entity_b, measure(x, y)))
+    keep = pa.array(sorted(wanted), pa.string())
+    field = _field(params)
+    schema = pa.schema([SKETCH_SCHEMA.field(name) for name in ("doc_id", "entity", field)])
+    batches = (
+        batch.filter(pc.is_in(batch.column("doc_id"), keep)).select(schema.names)
+        for batch in iter_batches(part_path(scratch / "sketches", shard), schema.names)
+    )
+    return write_batches(
+        batches, schema, part_path(scratch / "candidate-sketches", shard), **HASH_FILE_OPTIONS
+    )
+
+
+SCORED_SCHEMA = pa.schema(
+    [
+        ("doc_a", pa.string()),
+        ("doc_b", pa.string()),
+        ("entity_a", pa.string()),
+        ("entity_b", pa.string()),
+        ("similarity", pa.float64()),
+    ]
+)
+
+
+def score_block(block: int, scratch: Path, num_shards: int, params: DedupParams) -> int:
+    """Score one block's candidate pairs (exact Jaccard of their shingle sets, or the MinHash
+    estimate when ``params.verify`` is off) into ``scored/``; return the pairs scored. An
+    engine task: the candidate rows of two shards in memory."""
+    pairs = block_candidates(scratch, block)
+    field = _field(params)
+    measure = sorted_jaccard if params.verify else estimated_jaccard
+    rows: dict[str, tuple[str, np.ndarray]] = {}
+    for shard in sorted(set(divmod(block, num_shards))):
+        rows.update(_read_sketches(part_path(scratch / "candidate-sketches", shard), None, field))
+    firsts, seconds = pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist()
+    entity_a, entity_b, similarity = [], [], []
+    for a, b in zip(firsts, seconds, strict=True):
+        (first_entity, x), (second_entity, y) = rows[a], rows[b]
+        entity_a.append(first_entity)
+        entity_b.append(second_entity)
+        similarity.append(measure(x, y))
+    table = pa.table([firsts, seconds, entity_a, entity_b, similarity], schema=SCORED_SCHEMA)
+    write_parquet(table, part_path(scratch / "scored", block))
+    return len(table)
+
+
+def score_candidates(
+    scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
+) -> list[ScoredPair]:
+    """Every candidate pair that :func:`candidate_pairs` wrote, scored on the engine one block
+    (pair of shards) at a time, in sorted pair order."""
+    engine = engine or LocalEngine()
+    task = partial(
+        extract_candidate_sketches, scratch=scratch, num_shards=num_shards, params=params
+    )
+    engine.map_shards(task, range(num_shards))
+    blocks = candidate_blocks(scratch)
+    engine.map_shards(
+        partial(score_block, scratch=scratch, num_shards=num_shards, params=params), blocks
+    )
+    scored = []
+    for block in blocks:
+        table = read_parquet(part_path(scratch / "scored", block))
+        columns = (table.column(c).to_pylist() for c in SCORED_SCHEMA.names)
+        scored += [ScoredPair(*row) for row in zip(*columns, strict=True)]
     scored.sort(key=lambda p: (p.doc_a, p.doc_b))
     return scored
