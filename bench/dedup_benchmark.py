@@ -318,7 +318,8 @@ def memory_lines(small: dict, large: dict, small_docs: int, large_docs: int) -> 
         "Memory of corpus_platform's dedup: peak resident set of the driver process (it reads "
         "back the scored candidate pairs and the clusters, and picks the kept rows) and of the "
         "largest worker (it sketches one shard at a time, groups one band group's keys, "
-        "verifies one block of pairs, runs one partition of a components step), with one logical shard per {SHARD_DOCS:,} documents, as a user "
+        "verifies one block of pairs, runs one partition of a components step), with one "
+        f"logical shard per {SHARD_DOCS:,} documents, as a user "
         "sizes `num_shards`; the difference between the two runs is the state that grows with "
         "the corpus.",
         "",
