@@ -99,6 +99,14 @@ def test_similar_pair_across_splits_fails_both_similarity_checks(built, tmp_path
     neighbours = run_check(no_train_neighbour_of_held_out_rows, root)
     assert not neighbours.passed
     assert f"{other}~{train_doc}" in neighbours.metadata["offenders"].value
+    reused = neighbours.metadata["band_keys"].value
+    assert reused.startswith("band keys of deduplicated_documents ")
+    assert reused.endswith("(0 rows sketched)")
+    shutil.rmtree(root / ".corpus" / "cache" / "band-keys")  # a fresh clone has none
+    afresh = run_check(no_train_neighbour_of_held_out_rows, root)
+    assert afresh.metadata["band_keys"].value == "every split row sketched afresh"
+    for field in ("verdict", "offenders", "candidate_pairs_verified"):
+        assert afresh.metadata[field] == neighbours.metadata[field], field
 
 
 def test_entity_check_names_offenders(built, tmp_path: Path) -> None:

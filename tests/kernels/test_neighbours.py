@@ -12,8 +12,13 @@ import pyarrow as pa
 
 from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.base.shards import write_sharded
-from corpus_platform.kernels.dedup import DedupParams, jaccard, shingle_set
+from corpus_platform.kernels.dedup import DedupParams, jaccard, shingle_set, signature_shard
 from corpus_platform.kernels.leakage import held_out_neighbours
+from corpus_platform.kernels.neighbours import (
+    held_out_neighbours_from_bands,
+    reusable_groups,
+    save_band_layout,
+)
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 
@@ -84,3 +89,40 @@ def test_search_finds_what_brute_force_finds(tmp_path: Path) -> None:
     for example in report.examples:
         held_id, train_id = example.split("~")
         assert jaccard(sets[held_id], sets[train_id]) >= 0.6
+
+
+def test_reusing_the_dedup_band_keys_finds_what_sketching_afresh_finds(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    train = {f"t{i:03d}": " ".join(words(rng)) for i in range(80)}
+    held: dict[str, dict[str, str]] = {"validation": {}, "test": {}}
+    for i in range(40):
+        source = train[f"t{rng.randrange(80):03d}"].split()
+        held["validation" if i % 2 else "test"][f"h{i:03d}"] = _edited(
+            source, rng, rng.randrange(0, 31)
+        )
+    # what the dedup stage saw: every split row, one row the split dropped, and h000 with the
+    # text it had before someone changed it in the split (so its band keys must not be reused)
+    seen = {**train, **held["validation"], **held["test"], "gone": " ".join(words(rng))}
+    changed = held["test"]["h000"]
+    seen["h000"] = " ".join(words(rng))
+    # and h998 joins a held-out split without the dedup stage ever seeing it
+    held["test"]["h998"] = _edited(train["t001"].split(), rng, 2)
+    write_splits(tmp_path / "split", {"train": train, **held}, shards=3)
+    write_splits(tmp_path / "filtered", {"all": seen}, shards=3)
+    dedup = tmp_path / "dedup"
+    for shard in range(3):
+        signature_shard(shard, tmp_path / "filtered" / "all", dedup, PARAMS)
+    save_band_layout(dedup / "bands", PARAMS, 3)
+    groups = reusable_groups(dedup / "bands", PARAMS, 3)
+    assert groups is not None and reusable_groups(dedup / "bands", PARAMS, 4) is None
+    assert reusable_groups(dedup / "bands", replace(PARAMS, seed=2), 3) is None
+
+    split = tmp_path / "split"
+    fresh = held_out_neighbours(split, 3, PARAMS, ("validation", "test"), tmp_path / "s1")
+    reused, sketched = held_out_neighbours_from_bands(
+        split, 3, PARAMS, ("validation", "test"), dedup, groups, tmp_path / "s2"
+    )
+    assert sketched == 2  # h000 (text changed) and h998 (never sketched by dedup)
+    assert reused == fresh and reused.queried == 41 and 5 <= reused.hits < 41
+    assert held["test"]["h000"] == changed
+    assert "h998~t001" in reused.examples  # found although dedup never sketched it

@@ -29,7 +29,10 @@ from corpus_platform.kernels.dedup import (
     signature_shard,
     write_dedup_shard,
 )
+from corpus_platform.kernels.neighbours import save_band_layout
+from corpus_platform.store import band_cache
 from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.snapshots import current_snapshot
 
 
 @dg.asset(
@@ -56,6 +59,8 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
         result = cluster_documents(
             scratch, config.num_shards, params, config.engine.memory_mb, engine
         )
+        save_band_layout(scratch / "bands", params, config.num_shards)
+        band_cache.stash(corpus.root_path, scratch)
     membership, scored = result.membership(params.mode), result.scored
     with candidate_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
         write_sharded(membership, staging / "clusters", config.num_shards)
@@ -81,4 +86,10 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
             largest_clusters_markdown(membership, upstream, config.num_shards)
         ),
     }
-    yield from publish(corpus, config, DEDUPLICATED_DOCUMENTS, counts, extra)
+    try:
+        yield from publish(corpus, config, DEDUPLICATED_DOCUMENTS, counts, extra)
+    except BaseException:
+        band_cache.discard_pending(corpus.root_path)
+        raise
+    published = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
+    band_cache.keep(corpus.root_path, str(published))

@@ -35,8 +35,11 @@ from corpus_platform.kernels.leakage import (
     held_out_neighbours,
     split_moves,
 )
+from corpus_platform.kernels.neighbours import held_out_neighbours_from_bands, reusable_groups
 from corpus_platform.kernels.split_ratios import split_ratio_report
 from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
+from corpus_platform.store import band_cache
+from corpus_platform.store.snapshots import current_snapshot
 
 ASOF_SAMPLE_RATE = 0.1
 
@@ -106,27 +109,35 @@ def no_train_neighbour_of_held_out_rows(
     corpus: CorpusProject, candidate: Path
 ) -> dg.AssetCheckResult:
     """No validation or test row has a train row at or above the split's similarity threshold:
-    the split's rows are sketched afresh, rows sharing a band key across train and a held-out
-    split are candidates, and each is confirmed by exact Jaccard."""
+    rows sharing a band key across train and a held-out split are candidates, each confirmed
+    by exact Jaccard. The band keys are those the dedup stage grouped for the published
+    snapshot the split was built from (rows it did not sketch with the same text are sketched
+    here); without them (another layout, a fresh clone) every split row is sketched afresh."""
     config = corpus.load()
-    root = candidate
-    rows = sum(count_rows(root / name, config.num_shards) for name in SPLITS)
+    rows = sum(count_rows(candidate / name, config.num_shards) for name in SPLITS)
     params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
+    held_out, engine = ("validation", "test"), corpus.engine(config)
+    dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
+    kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
+    groups = reusable_groups(kept / "bands", params, config.num_shards) if kept else None
     with corpus.scratch(NO_NEAR_DUPLICATE_ACROSS_SPLITS) as scratch:
-        report = held_out_neighbours(
-            root,
-            config.num_shards,
-            params,
-            ("validation", "test"),
-            scratch,
-            corpus.engine(config),
-        )
+        if kept is not None and groups is not None:
+            report, fresh = held_out_neighbours_from_bands(
+                candidate, config.num_shards, params, held_out, kept, groups, scratch, engine
+            )
+            source = f"band keys of {DEDUPLICATED_DOCUMENTS} {dedup_id} ({fresh} rows sketched)"
+        else:
+            report = held_out_neighbours(
+                candidate, config.num_shards, params, held_out, scratch, engine
+            )
+            source = "every split row sketched afresh"
     return dg.AssetCheckResult(
         passed=report.hits == 0,
         metadata={
             "verdict": f"held-out rows with a train neighbour at Jaccard >= "
             f"{params.pair_threshold}: {report.hits} of {report.queried}",
             "candidate_pairs_verified": report.candidates,
+            "band_keys": source,
             "offenders": list(report.examples),
         },
     )

@@ -68,6 +68,16 @@ def _quality(table: pa.Table) -> pa.Array:
     return pa.array(np.ones(len(table)), pa.float64())
 
 
+POSITION_SCHEMA = pa.schema([("doc_id", pa.string()), ("text_hash", pa.string())])
+
+
+def text_positions(table: pa.Table) -> pa.Table:
+    """Each row's doc id and the hash of its exact text, in the order the rows are sketched (a
+    band row's position): what lets a later check reuse the band keys of an unchanged row."""
+    hashes = [stable_hex(text) for text in table.column("text").to_pylist()]
+    return pa.table([table.column("doc_id"), pa.array(hashes, pa.string())], schema=POSITION_SCHEMA)
+
+
 SKETCH_SCHEMA = pa.schema(
     [
         ("doc_id", pa.string()),
@@ -127,7 +137,8 @@ def _sketch_batches(
 def signature_shard(
     shard: int, upstream: Path, scratch: Path, params: DedupParams, as_shard: int | None = None
 ) -> int:
-    """Write one shard's exact keys, sketches and band keys to ``scratch``; return rows signed.
+    """Write one shard's exact keys, sketches, band keys and the positions of its sketched rows
+    (:func:`text_positions`) to ``scratch``; return rows signed.
 
     ``as_shard``: the number the shard's scratch files (and band rows) carry, when several
     folders are sketched into one scratch (the held-out neighbour search); ``shard`` by default.
@@ -147,6 +158,7 @@ def signature_shard(
         keyed.filter(pc.is_valid(keyed.column("key"))), part_path(scratch / "keys", shard)
     )
     table = table.filter(pc.is_valid(table.column("text")))
+    write_parquet(text_positions(table), part_path(scratch / "positions", shard))
     band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
     with_text = [text for text in normalized if text is not None]
     sketches = _sketch_batches(table, with_text, shard, params, band_rows)
