@@ -280,9 +280,8 @@ class DecontaminationConfig(_Model):
 
 
 class EngineConfig(_Model):
-    """Where shard work runs. ``local``: a process pool of ``workers`` on this machine;
-    ``dask-local``: a Dask LocalCluster of ``workers`` processes; ``dask``: the Dask scheduler
-    at ``address`` (its workers must see the project's folders at the same paths)."""
+    """Where shard work runs: ``local`` (a process pool of ``workers``), ``dask-local`` (a Dask
+    LocalCluster of ``workers`` processes) or ``dask`` (the Dask scheduler at ``address``)."""
 
     kind: Literal["local", "dask-local", "dask"] = "local"
     workers: Annotated[int, Field(ge=1, le=256)] = 1
