@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.hashing import unit_interval
 from corpus_platform.base.shards import iter_shards, part_path, read_shard, write_parquet
-from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets
+from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets_of
 
 
 class MixError(CorpusError):
@@ -103,7 +103,7 @@ def decontaminate_shard(
     texts = (
         table.column("text").to_pylist() if "text" in table.column_names else [None] * len(table)
     )
-    hits = [contaminating_sets(t, eval_ngrams, ngram) for t in texts]
+    hits = contaminating_sets_of(texts, eval_ngrams, ngram)
     per_set: Counter[str] = Counter(name for h in hits for name in h)
     dirty = pa.array([bool(h) for h in hits], pa.bool_())
     if drop:

@@ -67,7 +67,11 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> dg.Ass
             passed=True, metadata={"verdict": "no evaluation sets configured"}
         )
     report = overlap_report(
-        candidate, config.num_shards, eval_ngrams(corpus, config), settings.ngram
+        candidate,
+        config.num_shards,
+        eval_ngrams(corpus, config),
+        settings.ngram,
+        corpus.engine(config),
     )
     return dg.AssetCheckResult(
         passed=not report.contaminated,
