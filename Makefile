@@ -3,10 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export DAGSTER_HOME := $(CURDIR)/.dagster
+# The instance settings copied into DAGSTER_HOME: SQLite under .dagster/ by default;
+# `DAGSTER_YAML=deploy/dagster-postgres.yaml make ui` for PostgreSQL (README: Scaling out).
+DAGSTER_YAML ?= dagster.yaml
 
 BENCH_VENV := .bench-venv
 
-.PHONY: install run ui test lint bench bench-large clean
+.PHONY: install run ui test lint bench bench-large clean FORCE
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +19,12 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
-	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $@
+# Copied again whenever it differs from DAGSTER_YAML, so switching variants takes effect.
+$(DAGSTER_HOME)/dagster.yaml: $(DAGSTER_YAML) FORCE
+	@mkdir -p $(DAGSTER_HOME)
+	@cmp -s $(DAGSTER_YAML) $@ || { echo "cp $(DAGSTER_YAML) $@"; cp $(DAGSTER_YAML) $@; }
+
+FORCE:
 
 ## run: install, write the sample corpus to data/raw if absent, build every dataset, print a summary
 run: install $(DAGSTER_HOME)/dagster.yaml
