@@ -1,4 +1,4 @@
-"""The facts of a dataset card, read from the registry: the chain of published snapshots a
+"""The facts of a dataset card, read from the registry (the store) for the card kernel: the chain of published snapshots a
 training mix was built from, their counts and every check verdict recorded against them."""
 
 from __future__ import annotations
