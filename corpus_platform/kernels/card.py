@@ -53,7 +53,7 @@ class StageFacts:
 
 @dataclass(frozen=True)
 class CardFacts:
-    """What the card says, gathered from the registry (see ``store.card_facts``)."""
+    """What the card says, gathered from the registry (see ``defs.card``)."""
 
     name: str
     stages: tuple[StageFacts, ...]
