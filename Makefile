@@ -43,7 +43,8 @@ test: install
 ## bench: a separate venv with the peers (datatrove, rensa); the whole graph on 10,000 and
 ## 100,000 generated web-like documents (bench/webcorpus.py), the dedup comparison on 100,000
 ## against the fastest peers (rensa, datasketch); writes BENCHMARKS.md. bench-large: the whole
-## graph on 1,000,000 documents (its own section). The slow dedup peers run on request:
+## graph on 1,000,000 documents with language identification off, on the local and the
+## dask-local engine (their own sections). The slow dedup peers run on request:
 ## `bench/dedup_benchmark.py --peers datatrove,text-dedup` (about 150 docs/s for datatrove on
 ## these documents; text-dedup needs `make .bench-venv-textdedup/.installed PYTHON312=...`).
 # tokenizers: datatrove.pipeline.dedup's __init__ imports it (MinHash itself never uses it).
@@ -75,11 +76,16 @@ $(TEXTDEDUP_VENV)/.installed:
 bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 10000,100000 --workers 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --no-language --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --no-language \
+		--engine dask-local --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/dedup_benchmark.py --docs 100000 --workers 2 --peers rensa,datasketch \
 		--memory-scale 2 --out BENCHMARKS.md
 
 bench-large: $(BENCH_VENV)/.installed
-	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large --no-language \
+		--out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large --no-language \
+		--engine dask-local --out BENCHMARKS.md
 
 lint: install
 	$(BIN)/ruff check corpus_platform tests bench

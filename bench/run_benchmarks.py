@@ -160,10 +160,34 @@ def write_eval_set(path: Path, seed: int) -> None:
     )
 
 
+class StagePeaks:
+    """A stand-in for stdout that reads ``corpus run``'s stage lines: the peak resident memory
+    of this (the Dagster) process is reset when a stage starts and read when it ends."""
+
+    def __init__(self) -> None:
+        self.peaks: dict[str, float] = {}
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[1] == "started":
+                Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
+            elif len(words) >= 2 and words[1] in ("built", "FAILED"):
+                self.peaks[words[0]] = peak_mb()
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+
 def _build_child(project: Path, out: Path) -> None:
-    """Runs in a fresh process: build the project; write timings, counts and peaks."""
+    """Runs in a fresh process: build the project; write timings, counts and peaks (of the
+    whole run and of each stage)."""
     start = time.perf_counter()
-    report = run_build(project, instance=dg.DagsterInstance.ephemeral())
+    stages = StagePeaks()
+    sys.stdout = stages  # the stage lines of run_build(progress=True)
+    report = run_build(project, instance=dg.DagsterInstance.ephemeral(), progress=True)
+    sys.stdout = sys.__stdout__
     total = time.perf_counter() - start
     workers = [peak_mb(pid) for pid in children()]
     shutdown_pools()  # a multiprocessing child's exit would wait for its pool's workers
@@ -176,7 +200,8 @@ def _build_child(project: Path, out: Path) -> None:
         "pins": {k: v.get("pin_seconds", 0.0) for k, v in report.materialized.items()},
         "checks": {k: v.get("check_seconds", {}) for k, v in report.materialized.items()},
         "rows": {k: v.get("rows") for k, v in report.materialized.items()},
-        "driver_mb": peak_mb(),
+        "driver_mb": max([peak_mb(), *stages.peaks.values()]),
+        "stage_mb": stages.peaks,
         "worker_mb": sorted((w for w in workers if w), reverse=True),
     }
     out.write_text(json.dumps(result), encoding="utf-8")
@@ -223,14 +248,14 @@ def stage_table(built: dict) -> list[str]:
         f"### {docs:,} documents ({megabytes:,.0f} MB of text)",
         "",
         "| step (stage and its checks) | seconds | docs/s | MB/s | rows out | pinning (DVC) | "
-        "checks |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "checks | Dagster process peak MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    audits = built.get("checks", {})
+    audits, peaks = built.get("checks", {}), built.get("stage_mb", {})
     for stage in STAGES:
         took = seconds.get(stage)
         if not took:
-            lines.append(f"| {stage} | not built | | | | | |")
+            lines.append(f"| {stage} | not built | | | | | | |")
             continue
         pin = built["pins"].get(stage) or 0.0
         rows = built["rows"].get(stage)
@@ -238,12 +263,12 @@ def stage_table(built: dict) -> list[str]:
         lines.append(
             f"| {stage} | {took:,.1f} | {docs / took:,.0f} | {megabytes / took:,.2f} | "
             f"{rows if rows is None else f'{rows:,}'} | {pin:.1f} s ({pin / took:.0%}) | "
-            f"{audit:.1f} s ({audit / took:.0%}) |"
+            f"{audit:.1f} s ({audit / took:.0%}) | {peaks.get(stage, 0.0):,.0f} |"
         )
     per_check = [(f"{s}.{c}", t) for s, found in audits.items() for c, t in found.items()]
     for check, took in sorted(per_check, key=lambda kv: -kv[1]):
         if took >= 0.5:
-            lines.append(f"| check {check} | ({took:,.1f}) | | | | | |")
+            lines.append(f"| check {check} | ({took:,.1f}) | | | | | | |")
     checks = sum(t for _, t in per_check)
     total = built["total"]
     verdict = (
@@ -253,9 +278,9 @@ def stage_table(built: dict) -> list[str]:
     )
     workers = ", ".join(f"{mb:,.0f}" for mb in built["worker_mb"]) or "none alive"
     lines += [
-        f"| (all checks, inside their stages) | ({checks:,.1f}) | | | | | |",
+        f"| (all checks, inside their stages) | ({checks:,.1f}) | | | | | | |",
         f"| **whole graph, wall time** | **{total:,.1f}** | **{docs / total:,.0f}** | "
-        f"**{megabytes / total:,.2f}** | | | |",
+        f"**{megabytes / total:,.2f}** | | | | |",
         "",
         f"Result: {verdict}. Per document: {total / docs * 1e6:,.0f} µs; per MB of text: "
         f"{total / megabytes:,.2f} s. Peak resident memory (VmHWM): {built['driver_mb']:,.0f} MB "
