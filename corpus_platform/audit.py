@@ -20,14 +20,14 @@ from corpus_platform.store.registry import (
     find_snapshot,
     is_input,
 )
+from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.snapshots import (
+    ObjectCheck,
     SnapshotError,
-    cache_dir,
+    describe_remote,
     ensure_dvc_project,
-    remote_dir,
     restore,
     share_cache,
-    snapshot_objects,
 )
 
 Target = tuple[Path, str]
@@ -55,15 +55,16 @@ def input_targets(root: Path, records: list[dict[str, Any]]) -> list[Target]:
 def verify_available(root: Path, targets: list[Target]) -> None:
     """Raise before touching anything if one object of any target is missing or corrupted."""
     problems = []
+    check = ObjectCheck(root)
     for path, snapshot in targets:
-        _, missing = snapshot_objects(root, snapshot)
+        _, missing = check.snapshot(snapshot)
         problems += [
             f"  {path / m.relpath if m.relpath else path}: {m.md5} {m.problem}" for m in missing
         ]
     if problems:
         raise SnapshotError(
-            f"{len(problems)} pinned object(s) unavailable (cache {cache_dir(root)}, remote "
-            f"{remote_dir(root)}); nothing was restored:\n" + "\n".join(problems[:20])
+            f"{len(problems)} pinned object(s) unavailable (cache {check.settings.cache}, "
+            f"{describe_remote(root)}); nothing was restored:\n" + "\n".join(problems[:20])
         )
 
 
@@ -129,8 +130,9 @@ def _scratch_project(root: Path, work: Path, config: dict[str, Any]) -> None:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    ensure_dvc_project(work, remote_dir(root))
-    share_cache(work, cache_dir(root))
+    settings = dvc_settings(root)  # the scratch project uses this project's remote and cache
+    ensure_dvc_project(work, settings.require_remote(), enforce=True)
+    share_cache(work, settings.cache)
     (work / "corpus.yaml").write_text(yaml.safe_dump(config, sort_keys=True), encoding="utf-8")
 
 

@@ -6,13 +6,36 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
+
 from corpus_platform.base.errors import CorpusError
+from corpus_platform.config import ConfigError, parse_config
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 from corpus_platform.store.candidates import list_candidates, remove_candidates
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.lock import busy, current_holder, wait_until_free
 from corpus_platform.store.registry import list_snapshots
+from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
+from corpus_platform.store.snapshots import ensure_snapshot_remote
+
+
+def use_configured_remote(root: Path, config_file: str = "corpus.yaml") -> None:
+    """Before a command that reads the remote: make ``snapshots.remote`` of corpus.yaml (when
+    set) the project's DVC remote, so a fresh clone with only corpus.yaml, the pointers and the
+    registry reaches its snapshots. Only that section is read: restoring an old snapshot must
+    not depend on the rest of today's config."""
+    path = root / config_file
+    if not path.is_file():
+        return
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    section = data.get("snapshots") if isinstance(data, dict) else None
+    snapshots = parse_config({"snapshots": section or {}}, str(path)).snapshots
+    if snapshots.remote is not None:
+        ensure_snapshot_remote(root, snapshots)
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -46,6 +69,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     root = Path(args.root).resolve()
     CorpusProject(root=str(root), config_file=args.config).load()  # fail fast, naming the field
+    use_configured_remote(root, args.config)
+    dvc_settings(root).require_credentials()  # an S3 remote: before any stage is built
     holder = current_holder(root)
     if holder is not None and not args.wait:
         raise busy(root, holder)
@@ -94,7 +119,9 @@ def cmd_checkout(args: argparse.Namespace) -> int:
     """Restore a snapshot (and with --with-upstream its chain and inputs) from DVC."""
     from corpus_platform.audit import checkout
 
-    for path, snapshot in checkout(Path(args.root).resolve(), args.snapshot, args.with_upstream):
+    root = Path(args.root).resolve()
+    use_configured_remote(root)
+    for path, snapshot in checkout(root, args.snapshot, args.with_upstream):
         print(f"restored {path} to {snapshot}")
     return 0
 
@@ -103,7 +130,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Rebuild a snapshot's chain in a scratch project and compare stage by stage."""
     from corpus_platform.audit import replay
 
-    report = replay(Path(args.root).resolve(), args.snapshot)
+    root = Path(args.root).resolve()
+    use_configured_remote(root)
+    report = replay(root, args.snapshot)
     print(report.render())
     return 0 if report.ok else 1
 
@@ -151,6 +180,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("dry run: nothing deleted")
         return 0
+    use_configured_remote(root)
     removed = collect(root, plan)
     remove_candidates(root)
     print(

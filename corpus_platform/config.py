@@ -18,6 +18,7 @@ from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.hashing import stable_hex
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.redact import redact
+from corpus_platform.base.snapshot_remote import SnapshotsConfig
 from corpus_platform.base.text_codecs import check_encoding
 
 CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url")
@@ -311,6 +312,7 @@ class CorpusConfig(_Model):
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
+    snapshots: SnapshotsConfig = Field(default_factory=SnapshotsConfig)  # where, not what
     annotations: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -349,14 +351,16 @@ class CorpusConfig(_Model):
         return (*self.input.features, *(f.name for f in self.asof_features))
 
     def canonical_json(self) -> str:
-        """The settings that shape outputs as canonical JSON (sorted keys; no annotations)."""
-        data = self.model_dump(mode="json", exclude={"annotations"})
+        """The settings that shape outputs as canonical JSON (sorted keys; no annotations and
+        no snapshot remote)."""
+        data = self.model_dump(mode="json", exclude={"annotations", "snapshots"})
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     def recorded(self) -> dict[str, object]:
         """The config as recorded with snapshots: every setting, secrets and personal data
-        redacted. Annotations never affect outputs, so replaying it gives the same hash."""
-        return redact(self.model_dump(mode="json"))
+        redacted. Annotations never affect outputs, so replaying it gives the same hash; the
+        snapshot remote is left out (a replay uses the remote of the project it runs in)."""
+        return redact(self.model_dump(mode="json", exclude={"snapshots"}))
 
     def config_hash(self) -> str:
         """A stable digest of every setting; equal configs hash equal on every machine."""

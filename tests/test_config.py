@@ -62,3 +62,38 @@ def test_config_hash_is_stable_and_sensitive() -> None:
     a, b = parse_config(project_config()), parse_config(project_config())
     assert a.config_hash() == b.config_hash()
     assert a.config_hash() != parse_config(project_config(seed=1)).config_hash()
+
+
+@pytest.mark.parametrize(
+    ("snapshots", "expected"),
+    [
+        ({"remote": "s3://A_bucket/x"}, "snapshots.remote: 'A_bucket' is not an S3 bucket name"),
+        ({"remote": "gs://bucket/x"}, "use s3://bucket/prefix (an S3-API store) or a folder"),
+        ({"remote": "data/remote", "endpoint_url": "http://h:9000"}, "needs an S3 remote"),
+        ({"remote": "s3://bucket/x", "endpoint_url": "localhost:9000"}, "use http(s)://host"),
+        ({"remote": "s3://bucket/x", "access_key_id": "AKIAIOSFODNN7EXAMPLE"}, "never go into"),
+        ({"remote": "s3://bucket/x", "endpoint_url": "http://u:pw-123@h:9000"}, "no credentials"),
+        ({"bucket": "b"}, "snapshots.bucket: unknown field"),
+    ],
+)
+def test_bad_snapshots_section_is_named_without_echoing_secrets(
+    snapshots: dict, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(project_config(snapshots=snapshots))
+    assert expected in str(error.value)
+    assert "AKIAIOSFODNN7EXAMPLE" not in str(error.value) and "pw-123" not in str(error.value)
+
+
+def test_the_snapshot_remote_is_neither_hashed_nor_recorded(tmp_path: Path) -> None:
+    plain = parse_config(project_config())
+    s3 = parse_config(
+        project_config(snapshots={"remote": "s3://bucket/prefix/", "endpoint_url": "http://h:1"})
+    )
+    assert s3.snapshots.remote == "s3://bucket/prefix" and s3.snapshots.endpoint_url == "http://h:1"
+    assert s3.config_hash() == plain.config_hash()
+    assert "snapshots" not in s3.recorded()
+    assert s3.snapshots.remote_url(tmp_path) == "s3://bucket/prefix"
+    folder = parse_config(project_config(snapshots={"remote": "../shared"})).snapshots
+    assert folder.remote_url(tmp_path) == str((tmp_path / "../shared").resolve())
+    assert plain.snapshots.remote_url(tmp_path) is None

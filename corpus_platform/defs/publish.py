@@ -16,9 +16,7 @@ from corpus_platform.store.datasets import candidate_path, promote, roll_back, s
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import CHECK, append_record, record_snapshot
-from corpus_platform.store.snapshots import current_snapshot, ensure_dvc_project, pin
-
-DEFAULT_REMOTE = ".dvc-storage"
+from corpus_platform.store.snapshots import current_snapshot, ensure_snapshot_remote, pin
 
 # What a stage asset yields: its check results, then its materialization (or a Failure).
 StageOutput = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
@@ -67,7 +65,7 @@ def publish(
     recorded among the upstream snapshots. Everything recorded is redacted first.
     """
     root = project.root_path
-    ensure_dvc_project(root, root / DEFAULT_REMOTE)
+    ensure_snapshot_remote(root, config.snapshots)
     final = project.stage_dir(asset)
     upstream_ids = upstream_snapshots(project, upstream_assets())
     results = audit(project, asset, candidate_path(final))

@@ -1,5 +1,9 @@
 """Retention: keep the newest snapshots per asset, everything pinned by name, and everything
-either of them was built from; delete the other snapshots' objects from cache and remote."""
+either of them was built from; delete the other snapshots' objects from cache and remote.
+
+Not ``dvc gc``: DVC keeps what the workspace's pointers name, while a pinned snapshot or the
+chain of a kept one is usually in no pointer. The remote's objects (a folder or an S3 bucket)
+are deleted one by one through DVC's filesystem for the remote."""
 
 from __future__ import annotations
 
@@ -17,13 +21,7 @@ from corpus_platform.store.registry import (
     list_snapshots,
     read_records,
 )
-from corpus_platform.store.snapshots import (
-    cache_dir,
-    current_snapshot,
-    object_path,
-    remote_dir,
-    snapshot_objects,
-)
+from corpus_platform.store.snapshots import ObjectCheck, current_snapshot, object_path
 
 
 def pin_snapshot(root: Path, snapshot_id: str, name: str) -> str:
@@ -97,21 +95,23 @@ def plan_gc(root: Path, keep: int) -> GcPlan:
 
 def collect(root: Path, plan: GcPlan) -> int:
     """Delete objects used only by deleted snapshots from cache and remote; count files removed."""
+    check = ObjectCheck(root)
     kept_objects = set(plan.keep)
     for snapshot in plan.keep:
-        entries, _ = snapshot_objects(root, snapshot)
+        entries, _ = check.snapshot(snapshot)
         kept_objects |= {md5 for _, md5 in entries}
     doomed: set[str] = set()
     for snapshot in plan.delete:
-        entries, _ = snapshot_objects(root, snapshot)
+        entries, _ = check.snapshot(snapshot)
         doomed |= ({snapshot} | {md5 for _, md5 in entries}) - kept_objects
     removed = 0
-    for base in (cache_dir(root), remote_dir(root)):
-        for md5 in sorted(doomed):
-            path = object_path(base, md5)
-            if path.is_file():
-                path.unlink()
-                removed += 1
+    for md5 in sorted(doomed):
+        path = object_path(check.settings.cache, md5)
+        if path.is_file():
+            path.unlink()
+            removed += 1
+    if doomed:
+        removed += check.remote.delete(doomed)
     for snapshot in plan.delete:
         append_record(root, GC, {"snapshot_id": snapshot})
     return removed

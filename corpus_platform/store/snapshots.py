@@ -1,12 +1,13 @@
 """DVC snapshots of stage folders: the folder's DVC hash is its snapshot id.
 
-This is the only module that talks to DVC. It drives DVC's command line (its stable public
-interface) in the project root; the project's ``.dvc/config`` names the default remote.
+This module runs DVC's commands: it drives DVC's command line (its stable public interface) in
+the project root; the project's ``.dvc/config`` names the default remote, a folder or an S3
+bucket (see :mod:`corpus_platform.store.remotes`, which reads DVC's config and looks at the
+remote's objects through DVC's filesystem).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -16,17 +17,23 @@ from pathlib import Path
 
 import yaml
 
-from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
+from corpus_platform.store.remotes import (
+    RemoteObjects,
+    RemoteSpec,
+    SnapshotError,
+    dvc_settings,
+    explain,
+    md5_of_chunks,
+    object_path,
+    wanted_remote,
+)
 
 # The workspace file and its cache object share storage where the filesystem allows (a reflink
 # copy-on-write clone, else a hard link), so pinning a stage does not write its bytes twice;
 # DVC makes linked files read-only. A filesystem with neither falls back to a copy.
 LINK_TYPES = "reflink,hardlink,copy"
-
-
-class SnapshotError(CorpusError):
-    """DVC could not pin, push or read a snapshot; the message carries DVC's own words."""
 
 
 def _run(root: Path, python_args: list[str], what: str) -> str:
@@ -40,27 +47,68 @@ def _run(root: Path, python_args: list[str], what: str) -> str:
         check=False,
     )
     if done.returncode != 0:
+        said = "\n".join(
+            line
+            for line in (done.stderr.strip() or done.stdout.strip()).splitlines()
+            if line.strip() and "Having any troubles?" not in line
+        )
+        hint = explain(_remote_or_none(root), said)
         raise SnapshotError(
-            f"`dvc {what}` failed in {root} (exit {done.returncode}):\n"
-            f"{done.stderr.strip() or done.stdout.strip()}"
+            (f"{hint}\n" if hint else "")
+            + f"`dvc {what}` failed in {root} (exit {done.returncode}):\n{said}"
         )
     return done.stdout
+
+
+def _remote_or_none(root: Path) -> RemoteSpec | None:
+    try:
+        return dvc_settings(root).remote
+    except SnapshotError:
+        return None
 
 
 def _dvc(root: Path, *args: str) -> str:
     return _run(root, ["-m", "dvc", *args], " ".join(args))
 
 
-def ensure_dvc_project(root: Path, remote: Path) -> None:
-    """Make ``root`` a DVC project (no git needed) whose default remote is the folder ``remote``."""
-    if (root / ".dvc" / "config").is_file():
+def ensure_dvc_project(root: Path, remote: Path | RemoteSpec, enforce: bool = False) -> None:
+    """Make ``root`` a DVC project (no git needed) whose default remote is ``remote``: a folder,
+    or an S3 URL with the address of its store.
+
+    A project that exists keeps its DVC config, unless ``enforce``: then ``remote`` becomes its
+    default remote when it is not already (DVC's ``remote add -d`` and ``remote modify``, about a
+    second; checking costs about 50 ms). Credentials are never written.
+    """
+    spec = remote if isinstance(remote, RemoteSpec) else RemoteSpec(str(remote))
+    exists = (root / ".dvc" / "config").is_file()
+    if exists and not enforce:
         return
-    _dvc(root, "init", "--no-scm", "--force", "-q")
-    _dvc(root, "config", "core.analytics", "false")
-    _dvc(root, "config", "cache.type", LINK_TYPES)
-    inside = remote.resolve().is_relative_to(root.resolve())
-    location = os.path.relpath(remote.resolve(), root.resolve()) if inside else str(remote)
-    _dvc(root, "remote", "add", "--default", "local", location)
+    if exists:
+        current = dvc_settings(root).remote
+        if current is not None and current.same_place(spec):
+            return
+    commands = []
+    if not exists:
+        commands = [
+            ["init", "--no-scm", "--force", "-q"],
+            ["config", "core.analytics", "false"],
+            ["config", "cache.type", LINK_TYPES],
+        ]
+    location = spec.url
+    if not is_s3(location):
+        inside = Path(location).resolve().is_relative_to(root.resolve())
+        location = os.path.relpath(Path(location).resolve(), root.resolve()) if inside else location
+    commands.append(["remote", "add", "--force", "--default", spec.label, location])
+    if spec.endpoint_url:
+        commands.append(["remote", "modify", spec.label, "endpointurl", spec.endpoint_url])
+    root.mkdir(parents=True, exist_ok=True)
+    _dvc_commands(root, commands)
+
+
+def ensure_snapshot_remote(root: Path, snapshots: SnapshotsConfig) -> None:
+    """Make the project at ``root`` a DVC project with the remote corpus.yaml asks for (unset: a
+    new project gets the folder ``.dvc-storage/``, an existing one keeps its ``.dvc/config``)."""
+    ensure_dvc_project(root, *wanted_remote(root, snapshots))
 
 
 def share_cache(root: Path, cache: Path) -> None:
@@ -108,7 +156,8 @@ def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
     commands = [["add", "-q", relative]]
     if push:
-        commands.append(["push", "-q", f"{relative}.dvc"])
+        dvc_settings(root).require_credentials()
+        commands.append(["push", f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
     if link:
         commands.append(["checkout", "--relink", "-q", f"{relative}.dvc"])
     _dvc_commands(root, commands)
@@ -122,32 +171,28 @@ def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
 
 def cache_dir(root: Path) -> Path:
     """The DVC cache folder of the project."""
-    return Path(_dvc(root, "cache", "dir").strip())
+    return dvc_settings(root).cache
 
 
 def remote_dir(root: Path) -> Path:
-    """The folder of the default DVC remote (a local-folder remote)."""
-    name = _dvc(root, "config", "core.remote").strip()
-    if not name:
-        raise SnapshotError(f"{root}: no default DVC remote; add one with `dvc remote add -d`")
-    url = _dvc(root, "config", f"remote.{name}.url").strip()
-    if "://" in url:
-        raise SnapshotError(f"remote {url}: only local-folder remotes can be inspected here")
-    return (root / ".dvc" / url).resolve()
+    """The folder of the default DVC remote (a local-folder remote; see :func:`describe_remote`
+    and :class:`RemoteObjects` for any remote)."""
+    remote = dvc_settings(root).require_remote()
+    if is_s3(remote.url) or "://" in remote.url:
+        raise SnapshotError(f"{remote.describe()} is not a folder; its objects are on the store")
+    return Path(remote.url).resolve()
 
 
-def object_path(base: Path, md5: str) -> Path:
-    """Where DVC 3 stores an object under a cache or local remote folder."""
-    return base / "files" / "md5" / md5[:2] / md5[2:]
+def describe_remote(root: Path) -> str:
+    """The project's default remote for messages, or a note that it has none."""
+    remote = dvc_settings(root).remote
+    return remote.describe() if remote else "no default DVC remote"
 
 
 def file_md5(path: Path) -> str:
     """MD5 of a file's bytes, as DVC computes it."""
-    digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return md5_of_chunks(iter(lambda: handle.read(1 << 20), b""))
 
 
 @dataclass(frozen=True)
@@ -159,44 +204,63 @@ class MissingObject:
     problem: str
 
 
+MISSING = "missing or corrupted in cache and remote"
+
+
+class ObjectCheck:
+    """Verifies the objects of snapshots: in the cache first, then on the default remote (opened
+    once, and only when the cache lacks something, so a cached restore needs no network)."""
+
+    def __init__(self, root: Path) -> None:
+        self.settings = dvc_settings(root)
+        self._remote: RemoteObjects | None = None
+
+    @property
+    def remote(self) -> RemoteObjects:
+        """The default remote's objects."""
+        if self._remote is None:
+            self._remote = RemoteObjects(self.settings)
+        return self._remote
+
+    def in_cache(self, md5: str) -> bool:
+        """True when the cache holds the object with bytes hashing to its md5."""
+        path = object_path(self.settings.cache, md5)
+        return path.is_file() and file_md5(path) == md5.removesuffix(".dir")
+
+    def _listing(self, snapshot: str) -> list[dict[str, str]] | None:
+        if self.in_cache(snapshot):
+            data = object_path(self.settings.cache, snapshot).read_bytes()
+        else:
+            data = self.remote.read(snapshot)
+        return None if data is None else json.loads(data)
+
+    def snapshot(self, snapshot: str) -> tuple[list[tuple[str, str]], list[MissingObject]]:
+        """See :func:`snapshot_objects`."""
+        if not snapshot.endswith(".dir"):
+            entries = [("", snapshot)]
+        else:
+            listing = self._listing(snapshot)
+            if listing is None:
+                return [], [MissingObject("(directory listing)", snapshot, MISSING)]
+            entries = [(e["relpath"], e["md5"]) for e in listing]
+        wanted = {md5 for _, md5 in entries}
+        present = {md5 for md5 in wanted if self.in_cache(md5)}
+        if present != wanted:
+            present |= self.remote.intact(wanted - present)
+        missing = [MissingObject(rel, md5, MISSING) for rel, md5 in entries if md5 not in present]
+        return entries, missing
+
+
 def snapshot_objects(
     root: Path, snapshot: str
 ) -> tuple[list[tuple[str, str]], list[MissingObject]]:
     """The (relpath, md5) entries of a snapshot and the objects that are missing or corrupted.
 
     A file snapshot has one entry with an empty relpath. An object counts as present when the
-    cache or the remote holds a copy whose bytes hash to its md5.
+    cache or the remote holds a copy whose bytes hash to its md5 (on S3, an ETag equal to the
+    md5 vouches for the bytes; any other ETag means they are downloaded and hashed).
     """
-    bases = [cache_dir(root), remote_dir(root)]
-
-    def intact(md5: str) -> bool:
-        return any(
-            object_path(b, md5).is_file()
-            and file_md5(object_path(b, md5)) == md5.removesuffix(".dir")
-            for b in bases
-        )
-
-    if not snapshot.endswith(".dir"):
-        entries = [("", snapshot)]
-    else:
-        manifest = next(
-            (object_path(b, snapshot) for b in bases if object_path(b, snapshot).is_file()), None
-        )
-        if manifest is None or not intact(snapshot):
-            return [], [
-                MissingObject(
-                    "(directory listing)", snapshot, "missing or corrupted in cache and remote"
-                )
-            ]
-        entries = [
-            (e["relpath"], e["md5"]) for e in json.loads(manifest.read_text(encoding="utf-8"))
-        ]
-    missing = [
-        MissingObject(rel, md5, "missing or corrupted in cache and remote")
-        for rel, md5 in entries
-        if not intact(md5)
-    ]
-    return entries, missing
+    return ObjectCheck(root).snapshot(snapshot)
 
 
 def _write_pointer(pointer: Path, snapshot: str, path_name: str) -> None:
@@ -222,14 +286,14 @@ def restore(root: Path, snapshot: str, target: Path) -> None:
         ]
         raise SnapshotError(
             f"cannot restore {target} to snapshot {snapshot}: {len(missing)} object(s) unavailable "
-            f"(cache {cache_dir(root)}, remote {remote_dir(root)}):\n" + "\n".join(lines[:20])
+            f"(cache {cache_dir(root)}, {describe_remote(root)}):\n" + "\n".join(lines[:20])
         )
     staging = target.parent / f".restore-{target.name}"
     pointer = target.parent / f".restore-{target.name}.dvc"
     remove_path(staging)
     _write_pointer(pointer, snapshot, staging.name)
     try:
-        _dvc(root, "pull", "-q", str(pointer.relative_to(root)))
+        _dvc(root, "pull", str(pointer.relative_to(root)))  # not -q: it silences DVC's errors
         for relpath, md5 in entries:
             restored = staging / relpath if relpath else staging
             if file_md5(restored) != md5:
