@@ -1,5 +1,5 @@
-"""The facts of a dataset card, read from the registry (the store) for the card kernel: the chain of published snapshots a
-training mix was built from, their counts and every check verdict recorded against them."""
+"""The facts of a dataset card, read from the registry for the card kernel: the chain of
+published snapshots a training mix was built from, their counts and every check verdict."""
 
 from __future__ import annotations
 
