@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from corpus_platform.base.engine_config import EngineConfig
 from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.hashing import stable_hex
 from corpus_platform.base.names import SPLITS
@@ -278,24 +279,6 @@ class DecontaminationConfig(_Model):
     text_column: str = "text"
     ngram: Annotated[int, Field(ge=3, le=50)] = 13
     action: Literal["flag", "drop"] = "flag"
-
-
-class EngineConfig(_Model):
-    """Where shard work runs: ``local`` (a process pool of ``workers``), ``dask-local`` (a Dask
-    LocalCluster of ``workers`` processes) or ``dask`` (the Dask scheduler at ``address``)."""
-
-    kind: Literal["local", "dask-local", "dask"] = "local"
-    workers: Annotated[int, Field(ge=1, le=256)] = 1
-    address: str | None = None  # kind dask: tcp://HOST:8786
-    memory_mb: Annotated[int, Field(ge=64)] = 1024  # working state a grouping step may keep
-
-    @model_validator(mode="after")
-    def _address(self) -> EngineConfig:
-        if self.kind == "dask" and not self.address:
-            raise ValueError("engine.kind dask needs engine.address, e.g. tcp://HOST:8786")
-        if self.kind != "dask" and self.address:
-            raise ValueError(f"engine.address is only read by engine.kind dask, not {self.kind}")
-        return self
 
 
 class CorpusConfig(_Model):
