@@ -16,6 +16,7 @@ from corpus_platform.store.provenance import code_version
 from corpus_platform.store.registry import (
     EVAL_PREFIX,
     RAW_INPUT,
+    TOKENIZER_INPUT,
     chain,
     find_snapshot,
     is_input,
@@ -34,9 +35,12 @@ Target = tuple[Path, str]
 
 
 def input_path(root: Path, config: dict[str, Any], name: str) -> Path:
-    """Where a pinned input (raw folder, evaluation set) lives in the project at ``root``."""
+    """Where a pinned input (raw folder, evaluation set, tokenizer file) lives in the project at
+    ``root``."""
     if name == RAW_INPUT:
         return root / config["input"]["path"]
+    if name == TOKENIZER_INPUT:
+        return root / config["mix"]["tokenizer"]
     return root / config["decontamination"]["eval_sets"][name.removeprefix(EVAL_PREFIX)]
 
 

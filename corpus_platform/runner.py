@@ -106,6 +106,9 @@ class BuildReport:
             out.append(
                 f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}"
             )
+            if "drawn_tokens_per_source" in meta["training_mix"]:
+                tokens = meta["training_mix"]["drawn_tokens_per_source"]
+                out.append(f"training mix tokens per source: {tokens}")
         return out
 
 

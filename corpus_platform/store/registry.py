@@ -20,6 +20,7 @@ SNAPSHOT, CHECK, PIN, GC = "snapshot", "check", "pin", "gc"
 CANDIDATE = "candidate"
 RAW_INPUT = "raw"
 EVAL_PREFIX = "eval:"
+TOKENIZER_INPUT = "tokenizer"  # mix.tokenizer's file, when the mix counts tokens with one
 
 
 def eval_input(name: str) -> str:
@@ -29,7 +30,7 @@ def eval_input(name: str) -> str:
 
 def is_input(name: str) -> bool:
     """True for upstream names that are pinned input files, not assets."""
-    return name == RAW_INPUT or name.startswith(EVAL_PREFIX)
+    return name in (RAW_INPUT, TOKENIZER_INPUT) or name.startswith(EVAL_PREFIX)
 
 
 class RegistryError(CorpusError):

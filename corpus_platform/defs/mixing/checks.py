@@ -1,6 +1,7 @@
 """Blocking checks of training_mix, run on the candidate before it is published."""
 
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import dagster as dg
@@ -12,12 +13,13 @@ from corpus_platform.base.names import (
     TRAIN,
     TRAINING_MIX,
 )
-from corpus_platform.base.shards import iter_shards
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.decontam import EvalNgrams, load_eval_ngrams, overlap_report
-from corpus_platform.kernels.mix import source_counts
+from corpus_platform.kernels.mix import drawn_units, source_units
+from corpus_platform.kernels.mix_plan import MixPlan, plan_mix
+from corpus_platform.kernels.tokens import WHITESPACE, TokenCounter, TokenizerError, load_counter
 
 
 def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
@@ -28,31 +30,91 @@ def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
     )
 
 
+def tokenizer_file(corpus: CorpusProject, config: CorpusConfig) -> Path | None:
+    """The tokenizer file of ``mix.unit: tokens`` (None for documents or whitespace words). It
+    must lie inside the project: it is pinned with DVC as an input of the mix it shaped."""
+    mix = config.mix
+    if mix.unit != "tokens" or mix.tokenizer == WHITESPACE:
+        return None
+    path = corpus.root_path / mix.tokenizer
+    if not path.resolve().is_relative_to(corpus.root_path):
+        raise TokenizerError(
+            f"mix.tokenizer: {path} lies outside the project folder {corpus.root_path}; it is "
+            "pinned with DVC with the mix it shaped, so copy it into the project"
+        )
+    return path
+
+
+def token_counter(corpus: CorpusProject, config: CorpusConfig) -> TokenCounter | None:
+    """The configured token counter of ``mix.unit: tokens``; None when the unit is documents.
+
+    Raises:
+        TokenizerError: the tokenizer file is missing, invalid or outside the project.
+    """
+    if config.mix.unit != "tokens":
+        return None
+    tokenizer_file(corpus, config)
+    return load_counter(config.mix.tokenizer, corpus.root_path)
+
+
+def plan_of(config: CorpusConfig, available: dict[str, int]) -> MixPlan:
+    """The mix plan of ``config`` for ``available`` units per source."""
+    mix = config.mix
+    return plan_mix(
+        available,
+        unit=mix.unit,
+        proportions=mix.proportions,
+        total=mix.total,
+        temperature=mix.temperature,
+        max_epochs=mix.max_epochs,
+    )
+
+
 @corpus_check(asset=TRAINING_MIX, name=MIX_PROPORTIONS)
 def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
-    """Each source's share of draws is within ``mix.tolerance`` of its target (the configured
-    proportion, or its share of train when no proportions are configured)."""
+    """Each source's share of the mix, in ``mix.unit``, is within ``mix.tolerance`` of its
+    target (the configured proportion, else its share by ``mix.temperature``, after
+    ``mix.max_epochs`` caps). In tokens, every draw weighs its row's tokens as this check recounts
+    them from the text with ``mix.tokenizer``, and rows whose ``tokens`` column disagrees fail
+    it. Targets come from train minus the rows decontamination dropped, counted here."""
     config = corpus.load()
+    counter = token_counter(corpus, config)
+    engine, shards = corpus.engine(config), range(config.num_shards)
+    available: Counter[str] = Counter()
+    for part in engine.map_shards(
+        partial(source_units, folder=corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN, counter=counter),
+        shards,
+    ):
+        available.update(part)
+    for part in engine.map_shards(
+        partial(source_units, folder=candidate / "contaminated", counter=counter), shards
+    ):
+        available.subtract(part)
+    plan = plan_of(config, {s: n for s, n in sorted(available.items()) if n > 0})
     drawn: Counter[str] = Counter()
-    for _, table in iter_shards(candidate, config.num_shards, ["source", "times_drawn"]):
-        for source, n in zip(
-            table.column("source").to_pylist(), table.column("times_drawn").to_pylist(), strict=True
-        ):
-            drawn[source] += n
-    target = dict(config.mix.proportions)
-    if not target:
-        available = source_counts(corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN, config.num_shards)
-        target = {s: n / (sum(available.values()) or 1) for s, n in available.items()}
-    total = sum(drawn.values()) or 1
-    deviation = {s: abs(drawn.get(s, 0) / total - p) for s, p in target.items()}
+    wrong = 0
+    for part, mismatched in engine.map_shards(
+        partial(drawn_units, folder=candidate, counter=counter), shards
+    ):
+        drawn.update(part)
+        wrong += mismatched
+    total = sum(drawn.values())
+    deviation = {s: abs(drawn.get(s, 0) / (total or 1) - p) for s, p in plan.shares.items()}
     worst = max(deviation.values(), default=0.0)
+    verdict = (
+        f"largest deviation from target shares ({plan.unit}) {worst:.4f}, "
+        f"tolerance {config.mix.tolerance}"
+    )
+    if counter is not None:
+        verdict += f"; rows whose tokens column disagrees with a recount: {wrong}"
     return dg.AssetCheckResult(
-        passed=sum(drawn.values()) > 0 and worst <= config.mix.tolerance,
+        passed=total > 0 and worst <= config.mix.tolerance and wrong == 0,
         metadata={
-            "verdict": f"largest deviation from target proportions {worst:.4f}, "
-            f"tolerance {config.mix.tolerance}",
-            "achieved": {s: round(drawn.get(s, 0) / total, 4) for s in sorted(target)},
-            "target": {s: round(p, 4) for s, p in sorted(target.items())},
+            "verdict": verdict,
+            "unit": plan.unit,
+            "achieved": {s: round(drawn.get(s, 0) / (total or 1), 4) for s in sorted(plan.shares)},
+            "target": {s: round(p, 4) for s, p in sorted(plan.shares.items())},
+            "drawn": dict(sorted(drawn.items())),
         },
     )
 

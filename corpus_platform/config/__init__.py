@@ -21,6 +21,7 @@ from corpus_platform.base.names import SPLITS
 from corpus_platform.base.redact import redact
 from corpus_platform.base.snapshot_remote import SnapshotsConfig
 from corpus_platform.base.text_codecs import check_encoding
+from corpus_platform.config.mix import MixConfig
 
 CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url")
 
@@ -240,22 +241,6 @@ class SplitConfig(_Model):
         return ratios
 
 
-class MixConfig(_Model):
-    """Per-source proportions of the training mix."""
-
-    proportions: dict[str, Fraction] = Field(default_factory=dict)
-    total_rows: PositiveInt | None = None
-    tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.02
-
-    @field_validator("proportions")
-    @classmethod
-    def _sum(cls, proportions: dict[str, float]) -> dict[str, float]:
-        total = sum(proportions.values())
-        if proportions and abs(total - 1.0) > 1e-9:
-            raise ValueError(f"proportions must sum to 1.0, got {total:g}")
-        return proportions
-
-
 class AsofFeature(_Model):
     """An as-of feature: an aggregate of an entity's strictly earlier rows within a window."""
 
@@ -322,6 +307,8 @@ class CorpusConfig(_Model):
         clash = sorted({n for n in names if names.count(n) > 1 or n in allowed})
         if clash:
             raise ValueError(f"asof_features names {clash} repeat or clash with existing columns")
+        if self.mix.unit == "tokens" and "tokens" in self.feature_columns:
+            raise ValueError("mix.unit tokens writes a column `tokens`; rename feature `tokens`")
         if self.asof_features and "timestamp" not in self.input.columns:
             raise ValueError("asof_features need input.columns.timestamp")
         if self.split.uses_time and "timestamp" not in self.input.columns:

@@ -1,0 +1,104 @@
+"""Token counters of the training mix (``mix.unit: tokens``).
+
+``whitespace`` counts whitespace-separated words (``len(text.split())``). Any other value of
+``mix.tokenizer`` is the path of a Hugging Face ``tokenizers`` JSON file (what
+``Tokenizer.save`` writes, the ``tokenizer.json`` of a model repository), read with the
+``tokenizers`` library from the local file: nothing is downloaded. A row's count is the number of
+token ids of its text without special tokens (no BOS/EOS); a row without text counts 0.
+
+A :class:`TokenCounter` is a small picklable value (the file's path and content digest), so
+engine workers load the tokenizer themselves, once per process, and refuse a file that changed
+since the counter was made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from corpus_platform.base.errors import CorpusError
+
+WHITESPACE = "whitespace"
+BATCH = 1024  # texts encoded per call of the tokenizer
+
+
+class TokenizerError(CorpusError):
+    """A ``mix.tokenizer`` that cannot be used; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """Counts the tokens of texts: whitespace words, or a tokenizer file's token ids.
+
+    Attributes:
+        path: The tokenizer JSON file; empty for whitespace words.
+        digest: SHA-256 of the file's bytes when the counter was made.
+    """
+
+    path: str = ""
+    digest: str = ""
+
+    @property
+    def name(self) -> str:
+        """``whitespace`` or the tokenizer file's path."""
+        return self.path or WHITESPACE
+
+    def count(self, texts: Sequence[str | None]) -> list[int]:
+        """The token count of every text, in order (0 for a missing text)."""
+        if not self.path:
+            return [len(text.split()) if text else 0 for text in texts]
+        tokenizer = _tokenizer(self.path, self.digest)
+        counts = [0] * len(texts)
+        present = [i for i, text in enumerate(texts) if text]
+        for start in range(0, len(present), BATCH):
+            chunk = present[start : start + BATCH]
+            encoded = tokenizer.encode_batch([texts[i] for i in chunk], add_special_tokens=False)
+            for i, encoding in zip(chunk, encoded, strict=True):
+                counts[i] = len(encoding.ids)
+        return counts
+
+
+def load_counter(spec: str, root: Path) -> TokenCounter:
+    """The counter ``mix.tokenizer`` names: ``whitespace``, or a tokenizers JSON file (a path
+    relative to the project folder ``root``, or absolute), loaded once here to fail early.
+
+    Raises:
+        TokenizerError: the file is missing, unreadable or not a tokenizers JSON file.
+    """
+    if spec == WHITESPACE:
+        return TokenCounter()
+    path = Path(spec) if Path(spec).is_absolute() else root / spec
+    if not path.is_file():
+        raise TokenizerError(
+            f"mix.tokenizer: {path}: tokenizer file not found; give the path (relative to the "
+            f"project folder {root}) of a Hugging Face tokenizers JSON file (the tokenizer.json "
+            "Tokenizer.save writes), or `whitespace` to count whitespace-separated words"
+        )
+    data = path.read_bytes()
+    counter = TokenCounter(str(path), hashlib.sha256(data).hexdigest())
+    _tokenizer(counter.path, counter.digest)
+    return counter
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(path: str, digest: str) -> Any:
+    """The tokenizer in ``path`` (once per process and file version)."""
+    from tokenizers import Tokenizer
+
+    data = Path(path).read_bytes() if Path(path).is_file() else b""
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise TokenizerError(
+            f"mix.tokenizer: {path}: the tokenizer file changed or vanished during the build; "
+            "leave it unchanged while building, then build again"
+        )
+    try:
+        return Tokenizer.from_str(data.decode("utf-8"))
+    except Exception as error:  # tokenizers raises plain Exception on a bad file
+        raise TokenizerError(
+            f"mix.tokenizer: {path}: not a Hugging Face tokenizers JSON file ({error}); save "
+            "one with tokenizers' Tokenizer.save(path), or use `whitespace`"
+        ) from None
