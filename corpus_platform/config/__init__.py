@@ -14,13 +14,13 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from corpus_platform.base.engine_config import EngineConfig
 from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.hashing import stable_hex
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.redact import redact
 from corpus_platform.base.snapshot_remote import SnapshotsConfig
 from corpus_platform.base.text_codecs import check_encoding
+from corpus_platform.config.engine import EngineConfig
 from corpus_platform.config.mix import MixConfig
 
 CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url")
