@@ -106,6 +106,13 @@ class BuildReport:
             out.append(
                 f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}"
             )
+        if "training_shards" in meta:
+            shards = meta["training_shards"]
+            size = {k: f"{v / 1e6:,.1f} MB" for k, v in (shards.get("bytes") or {}).items()}
+            out.append(
+                f"training shards: {shards.get('shards')} shards, {shards.get('rows')} samples, "
+                f"{shards.get('tokens')} tokens ({', '.join(f'{k} {v}' for k, v in size.items())})"
+            )
         return out
 
 
