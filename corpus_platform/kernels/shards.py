@@ -60,6 +60,8 @@ TAR_MODE = 0o444
 PARQUET_ROW_GROUP = 1024  # samples per row group: the loader reads only the groups it needs
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 JSON_COLUMN = "_json"  # scratch only: the encoded metadata of each sample
+TOKENS_COLUMN = "_tokens"  # scratch only: its whitespace words
+SCRATCH_OPTIONS = {"compression": "none"}  # written once, read once: compressing costs more
 
 
 def shard_name(index: int, fmt: str) -> str:
@@ -91,14 +93,9 @@ def tar_file_bytes(members: int) -> int:
     return math.ceil((members + END_OF_ARCHIVE) / RECORD) * RECORD
 
 
-def whitespace_tokens(texts: pa.Array) -> np.ndarray:
+def whitespace_tokens(texts: Sequence[str | None]) -> np.ndarray:
     """Whitespace-separated words of every text (``len(text.split())``; 0 for null)."""
-    split = pc.utf8_split_whitespace(texts.cast(pa.large_string()))
-    words = pc.list_flatten(split)
-    parents = pc.list_parent_indices(split)
-    nonempty = pc.greater(pc.binary_length(words), 0)
-    kept = pc.filter(parents, nonempty).to_numpy()
-    return np.bincount(kept, minlength=len(texts)).astype(np.int64)
+    return np.fromiter((len(t.split()) if t else 0 for t in texts), np.int64, len(texts))
 
 
 def _jsonable(value: Any) -> Any:
@@ -132,6 +129,7 @@ def explode_shard(shard: int, folder: Path, scratch: Path, seed: int) -> pa.Tabl
     the encoded metadata) to ``scratch/samples``; return per sample its order hash, key, tar
     bytes, tokens, this shard and its index in that file."""
     table = read_shard(folder, shard)
+    tokens = whitespace_tokens(_text_column(table).to_pylist())
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
     starts = np.cumsum(drawn) - drawn
@@ -144,7 +142,8 @@ def explode_shard(shard: int, folder: Path, scratch: Path, seed: int) -> pa.Tabl
     meta = samples.drop_columns([c for c in ("text",) if c in samples.column_names])
     encoded = [metadata_json(row) for row in meta.to_pylist()]
     samples = samples.append_column(JSON_COLUMN, pa.array(encoded, pa.binary()))
-    write_parquet(samples, part_path(scratch / "samples", shard))
+    samples = samples.append_column(TOKENS_COLUMN, pa.array(np.repeat(tokens, drawn)))
+    write_parquet(samples, part_path(scratch / "samples", shard), **SCRATCH_OPTIONS)
     texts = _text_column(samples)
     text_bytes = pc.fill_null(pc.binary_length(texts), 0).to_numpy().astype(np.int64)
     json_bytes = np.fromiter((len(e) for e in encoded), np.int64, len(encoded))
@@ -157,7 +156,7 @@ def explode_shard(shard: int, folder: Path, scratch: Path, seed: int) -> pa.Tabl
             "hash": pa.array([order_hash(k, seed) for k in keys], pa.uint64()),
             "key": pa.array(keys, pa.string()),
             "tar_bytes": pa.array(sizes, pa.int64()),
-            "tokens": pa.array(whitespace_tokens(texts), pa.int64()),
+            "tokens": samples.column(TOKENS_COLUMN),
             "mix_shard": pa.array(np.full(len(keys), shard, np.int32)),
             "index": pa.array(np.arange(len(keys), dtype=np.int64)),
         }
@@ -237,7 +236,7 @@ def scatter_shard(shard: int, scratch: Path) -> int:
     targets = plan.column("shard").to_numpy()
     for target in np.unique(targets):
         chosen = placed.filter(pa.array(targets == target))
-        write_parquet(chosen, bucket_path(scratch, int(target), shard))
+        write_parquet(chosen, bucket_path(scratch, int(target), shard), **SCRATCH_OPTIONS)
     return len(placed)
 
 
@@ -282,10 +281,10 @@ def write_shard(
             writer.write({"__key__": key, "json": meta, "txt": (text or "").encode("utf-8")})
     if closed != [str(tar)] or tar.stat().st_size != planned[shard]:
         raise RuntimeError(f"{tar}: ShardWriter wrote {closed}, not the one planned shard")
-    columns = [c for c in table.column_names if c not in (JSON_COLUMN, "_position")]
+    columns = [c for c in table.column_names if c not in (JSON_COLUMN, TOKENS_COLUMN, "_position")]
     parquet = staging / shard_name(shard, PARQUET)
     write_parquet(table.select(columns), parquet, row_group_size=PARQUET_ROW_GROUP)
-    tokens = int(whitespace_tokens(texts).sum())
+    tokens = int(pc.sum(table.column(TOKENS_COLUMN)).as_py() or 0)
     return [
         file_entry(path, shard, fmt, len(table), tokens)
         for path, fmt in ((tar, WEBDATASET), (parquet, PARQUET))

@@ -47,6 +47,8 @@ except ImportError:
 
 STATE_VERSION = 1
 OPEN_FILES = 8  # shards a reader keeps open (a block spans one or two)
+TO_PYTHON_ROWS = 256  # rows made into Python dicts at a time
+ROW_GROUP_HINT = 1024  # rows per row group of training_shards' Parquet files
 
 
 class ShardDataset(_Base):  # type: ignore[misc,valid-type]
@@ -125,7 +127,9 @@ class ShardDataset(_Base):  # type: ignore[misc,valid-type]
 
     def set_epoch(self, epoch: int) -> None:
         """Read ``epoch`` from its beginning next, unless it is the epoch in progress (as after
-        :meth:`load_state_dict`), which goes on where it stopped."""
+        :meth:`load_state_dict`), which goes on where it stopped. With DataLoader workers call
+        it before each epoch (the workers' copies never report back), and do not make the
+        workers persistent: they would keep the epoch they were started with."""
         if epoch != self._epoch:
             self._epoch, self._start, self._consumed = epoch, 0, 0
 
@@ -142,7 +146,7 @@ class ShardDataset(_Base):  # type: ignore[misc,valid-type]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         self._start = self._samples_seen(self._consumed)
-        if self._start >= self.num_samples:
+        if self.num_samples and self._start >= self.num_samples:  # that epoch was read through
             self._epoch, self._start = self._epoch + 1, 0
         self._consumed = 0
         order, consumer = self.order(self._epoch), self.consumer()
@@ -232,29 +236,30 @@ class _ShardReader:
         self.dataset, self.order = dataset, order
         self.files: OrderedDict[int, tuple[Any, pq.ParquetFile, np.ndarray]] = OrderedDict()
         self.groups: OrderedDict[tuple[int, int], pa.Table] = OrderedDict()
-        self.capacity = -(-order.block // 512) + 4  # row groups held; the writer's hold 1,024
+        self.capacity = 2  # row groups kept from one block to the next: the boundary ones
 
-    def samples(self, positions: np.ndarray) -> list[dict[str, Any]]:
-        """The samples at ``positions``, in that order."""
+    def samples(self, positions: np.ndarray) -> Iterator[dict[str, Any]]:
+        """The samples at ``positions``, in that order. The row groups holding them are read
+        (or taken from the cache) and joined; rows are taken from that and made into dicts a
+        slice at a time."""
         shards, rows = self.order.locate(positions)
-        parts, where = [], []
+        tables: list[pa.Table] = []
+        index = np.empty(len(positions), dtype=np.int64)
         for shard in np.unique(shards):
             chosen = np.flatnonzero(shards == shard)
-            parts.append(self._rows(int(shard), rows[chosen]))
-            where.append(chosen)
-        table = pa.concat_tables(parts, promote_options="default")
-        back = np.argsort(np.concatenate(where), kind="stable")
-        return table.take(pa.array(back)).to_pylist()
-
-    def _rows(self, shard: int, rows: np.ndarray) -> pa.Table:
-        _, parquet, offsets = self._open(shard)
-        groups = np.searchsorted(offsets, rows, side="right") - 1
-        tables, base = [], {}
-        for group in np.unique(groups):
-            base[int(group)] = sum(len(t) for t in tables)
-            tables.append(self._group(shard, int(group), parquet))
-        local = np.array([base[int(g)] for g in groups]) + rows - offsets[groups]
-        return pa.concat_tables(tables).take(pa.array(local, pa.int64()))
+            _, parquet, offsets = self._open(int(shard))
+            groups = np.searchsorted(offsets, rows[chosen], side="right") - 1
+            for group in np.unique(groups):
+                mine = chosen[groups == group]
+                base = sum(len(t) for t in tables)
+                index[mine] = base + rows[mine] - offsets[group]
+                tables.append(self._group(int(shard), int(group), parquet))
+        # one contiguous copy of the block: take() on a many-chunk table re-joins it every call
+        combined = pa.concat_tables(tables, promote_options="default").combine_chunks()
+        del tables  # the block's row groups now live in ``combined`` (and the cache)
+        for start in range(0, len(index), TO_PYTHON_ROWS):
+            chunk = pa.array(index[start : start + TO_PYTHON_ROWS])
+            yield from combined.take(chunk).to_pylist()
 
     def _group(self, shard: int, group: int, parquet: pq.ParquetFile) -> pa.Table:
         key = (shard, group)
