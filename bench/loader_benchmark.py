@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import time
@@ -303,6 +304,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
+    args.load = os.getloadavg()[0]  # other jobs on a shared machine slow every row alike
     mix, shards, mds = args.work / "mix", args.work / "training_shards", args.work / "mds"
     started = time.perf_counter()
     totals = write_mix(mix, args.docs, args.rate, args.seed)
@@ -373,7 +375,7 @@ def render(
         "",
         f"Command: `.bench-venv/bin/python bench/loader_benchmark.py --docs {args.docs} "
         f"--workers {args.workers}` (run by `make bench`), {datetime.now(UTC):%Y-%m-%d}; "
-        f"machine: {machine()}.",
+        f"machine: {machine()}; load average {args.load:.1f} when it started.",
         f"Data: {args.docs:,} web-like documents (bench/webcorpus.py, seed {args.seed}; 200 to "
         f"2,000 words) as a training mix drawn at rate {args.rate} "
         f"({totals['rows']:,} rows, **{samples:,} samples**, {megabytes:,.0f} MB of text), "
