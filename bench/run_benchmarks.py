@@ -408,7 +408,7 @@ def write_section(path: Path, name: str, text: str) -> None:
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
     sections[name] = text
-    order = ["bench", "nolang", "nolang-dask-local", "large", "large-dask-local", "dedup"]
+    order = ["bench", "nolang", "nolang-dask-local", "large", "large-dask-local", "dedup", "loader"]
     ordered = [sections[k] for k in order if k in sections]
     ordered += [v for k, v in sections.items() if k not in order]
     path.write_text("\n\n".join(ordered) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ from corpus_platform.defs.filtering import assets as filtering_assets
 from corpus_platform.defs.ingest import assets as ingest_assets
 from corpus_platform.defs.mixing import assets as mixing_assets
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.sharding import assets as sharding_assets
 from corpus_platform.defs.splitting import assets as splitting_assets
 from corpus_platform.defs.statistics import assets as statistics_assets
 
@@ -19,6 +20,7 @@ STAGE_MODULES = [
     splitting_assets,
     statistics_assets,
     mixing_assets,
+    sharding_assets,
 ]
 
 

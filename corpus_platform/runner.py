@@ -109,6 +109,13 @@ class BuildReport:
             if "drawn_tokens_per_source" in meta["training_mix"]:
                 tokens = meta["training_mix"]["drawn_tokens_per_source"]
                 out.append(f"training mix tokens per source: {tokens}")
+        if "training_shards" in meta:
+            shards = meta["training_shards"]
+            size = {k: f"{v / 1e6:,.1f} MB" for k, v in (shards.get("bytes") or {}).items()}
+            out.append(
+                f"training shards: {shards.get('shards')} shards, {shards.get('rows')} samples, "
+                f"{shards.get('tokens')} tokens ({', '.join(f'{k} {v}' for k, v in size.items())})"
+            )
         return out
 
 

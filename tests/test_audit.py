@@ -50,10 +50,15 @@ def mix_snapshot(root: Path) -> str:
     return current_snapshot(root, stage_path(root, "training_mix"))
 
 
+def last_snapshot(root: Path) -> str:
+    """The snapshot of the last stage, whose chain is every stage."""
+    return current_snapshot(root, stage_path(root, STAGES[-1]))
+
+
 def test_delete_data_restore_from_remote_and_replay_identically(built, tmp_path: Path) -> None:
     root = copy_project(built[0], tmp_path)
     before = {name: tree_digest(root / "data" / name) for name in (*STAGES, "raw", "eval")}
-    snapshot = mix_snapshot(root)
+    snapshot = last_snapshot(root)
     shutil.rmtree(root / "data")
     shutil.rmtree(cache_dir(root))  # only the remote holds the bytes now
     restored = checkout(root, snapshot, with_upstream=True)
@@ -126,14 +131,14 @@ def test_trace_explains_kept_filtered_and_duplicate_rows(built) -> None:
 
 def test_lineage_report_in_cli_and_metadata(built) -> None:
     root, report, _ = built
-    snapshot = report.materialized["training_mix"]["snapshot_id"]
+    snapshot = report.materialized[STAGES[-1]]["snapshot_id"]
     text = lineage_report(root, snapshot)
     assert f"corpus replay {snapshot}" in text
     for stage in STAGES:
         assert f"| {stage} | {report.materialized[stage]['snapshot_id']} |" in text
     assert "PASS no_entity_in_two_splits" in text
     assert "corpus replay" in report.materialized["training_mix"]["lineage"]
-    assert report.materialized["training_mix"]["replay_command"] == f"corpus replay {snapshot}"
+    assert report.materialized[STAGES[-1]]["replay_command"] == f"corpus replay {snapshot}"
 
 
 def test_gc_keeps_pinned_chains_and_deletes_the_rest(built, tmp_path: Path) -> None:
@@ -141,9 +146,7 @@ def test_gc_keeps_pinned_chains_and_deletes_the_rest(built, tmp_path: Path) -> N
     old = {s: current_snapshot(root, stage_path(root, s)) for s in STAGES}
     set_config(root, seed=99)
     shutil.rmtree(stage_path(root, "split_documents"))
-    rebuilt = build(
-        root, ["split_documents", "fitted_statistics", "normalized_splits", "training_mix"]
-    )
+    rebuilt = build(root, list(STAGES[3:]))  # split_documents and everything downstream
     assert rebuilt.ok, rebuilt.render()
     assert rebuilt.materialized["split_documents"]["snapshot_id"] != old["split_documents"]
     pin_snapshot(root, old["normalized_splits"], "release-1")
@@ -188,6 +191,7 @@ def test_secrets_and_personal_data_never_reach_records(tmp_path: Path) -> None:
     written = [p for p in home.rglob("*") if p.is_file()]
     written += [p for p in (root / ".corpus").rglob("*") if p.is_file()]
     written += list((root / "data").glob("*.dvc")) + list((root / "data").glob("*/_manifest.json"))
+    written += list((root / "data").glob("*/manifest.json"))
     assert any(p.suffix == ".db" for p in written)  # the Dagster event log is among them
     for needle in (secret, owner, user):
         assert not any(needle in text for text in outputs), needle

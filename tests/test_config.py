@@ -12,6 +12,8 @@ def test_repository_config_is_valid() -> None:
     config = load_config(REPO / "corpus.yaml")
     assert config.input.features == ("clicks", "dwell_seconds")
     assert config.split.similarity_threshold < config.dedup.threshold
+    assert config.shards.max_bytes == 1_000_000 and config.shards.max_samples is None
+    assert parse_config({}).shards.max_bytes == 256 * 2**20  # the default cap
 
 
 @pytest.mark.parametrize(
@@ -32,6 +34,9 @@ def test_repository_config_is_valid() -> None:
         ("dedup", {"keep": "longest"}, "dedup.keep"),
         ("dedup", {"normalization": {"unicode": "NFX"}}, "dedup.normalization.unicode"),
         ("dedup", {"normalization": {"lowercase": True}}, "dedup.normalization.lowercase"),
+        ("shards", {"max_bytes": 10_239}, "shards.max_bytes: Input should be greater than or"),
+        ("shards", {"max_samples": 0}, "shards.max_samples"),
+        ("shards", {"max_size": 5}, "shards.max_size: unknown field"),
     ],
 )
 def test_bad_field_is_named(section: str, value: object, expected: str) -> None:

@@ -58,7 +58,7 @@ def test_sample_then_run_prints_the_summary(project) -> None:
     assert "removed per filter: blocklist_words 20, c4_curly_braces 10" in out
     assert "split sizes: train " in out and "duplicate clusters: " in out
     lines = out.splitlines()
-    for stage in ("raw_documents", "split_documents", "training_mix"):  # one line each way
+    for stage in ("raw_documents", "split_documents", "training_shards"):  # one line each way
         assert sum(line.startswith(stage) and line.endswith(" started") for line in lines) == 1
         built_line = next(
             line for line in lines if line.startswith(f"{stage} ") and " built " in line
@@ -68,7 +68,7 @@ def test_sample_then_run_prints_the_summary(project) -> None:
     logs = list((root / ".corpus" / "logs").glob("build-*.log"))
     assert len(logs) == 1 and "STEP_SUCCESS" in logs[0].read_text(encoding="utf-8")
     snapshots = run(["snapshots"], env, root)
-    assert len(snapshots.stdout.splitlines()) == 7 and "training_mix" in snapshots.stdout
+    assert len(snapshots.stdout.splitlines()) == 8 and "training_shards" in snapshots.stdout
 
 
 def test_a_failed_check_is_told_calmly_with_the_log_path(project, tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ QUERY = """{
 
 def test_web_server_shows_graph_runs_and_checks(project) -> None:
     root, env = project
-    assert (root / "data" / "training_mix").is_dir(), "needs the CLI run above"
+    assert (root / "data" / "training_shards").is_dir(), "needs the CLI run above"
     port = free_port()
     server = subprocess.Popen(
         [
@@ -161,7 +161,7 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
         server.terminate()
         server.wait(timeout=30)
     assets = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
-    assert len(assets) == 7 and "training_mix" in assets
+    assert len(assets) == 8 and "training_shards" in assets
     checks = [c for n in assets.values() for c in n["assetChecksOrError"]["checks"]]
     shown = {
         (key, c["name"]) for key, n in assets.items() for c in n["assetChecksOrError"]["checks"]

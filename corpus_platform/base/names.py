@@ -7,6 +7,7 @@ SPLIT_DOCUMENTS = "split_documents"
 FITTED_STATISTICS = "fitted_statistics"
 NORMALIZED_SPLITS = "normalized_splits"
 TRAINING_MIX = "training_mix"
+TRAINING_SHARDS = "training_shards"
 
 STAGES = (
     RAW_DOCUMENTS,
@@ -16,6 +17,7 @@ STAGES = (
     FITTED_STATISTICS,
     NORMALIZED_SPLITS,
     TRAINING_MIX,
+    TRAINING_SHARDS,
 )
 
 TRAIN = "train"  # the split statistics are fitted on and the mix draws from
@@ -28,6 +30,10 @@ SIMILAR_PAIRS = "pairs/similar_pairs.parquet"  # deduplicated_documents: pairs t
 STATISTICS_FILE = "statistics.json"  # inside fitted_statistics/
 # inside split_documents/ after a split.epoch change: held-out rows that moved into train
 EPOCH_MOVES = "epoch_moves/moved_into_train.parquet"
+# inside training_shards/: the shard list the loader reads (name, format, samples, bytes, md5)
+SHARDS_MANIFEST = "manifest.json"
+WEBDATASET = "webdataset"  # shard formats named in it
+PARQUET = "parquet"
 
 IDS_UNIQUE = "ids_unique"
 EXPECTATIONS = "great_expectations_suite"
@@ -44,6 +50,8 @@ ASOF_CAUSALITY = "asof_features_causal"
 NO_NEAR_DUPLICATE_ACROSS_SPLITS = "no_train_neighbour_of_held_out_rows"
 NORMALIZED_WITH_FROZEN_STATISTICS = "normalized_with_frozen_train_statistics"
 NO_BENCHMARK_OVERLAP = "no_benchmark_ngram_overlap"
+SHARDS_MATCH_MANIFEST = "shards_match_manifest"
+EVERY_DRAW_SHARDED_ONCE = "every_draw_sharded_once"
 
 # The blocking checks of each stage, in the order they run on its candidate (write-audit-publish).
 STAGE_CHECKS: dict[str, tuple[str, ...]] = {
@@ -62,4 +70,5 @@ STAGE_CHECKS: dict[str, tuple[str, ...]] = {
     FITTED_STATISTICS: (FITTED_ON_TRAIN,),
     NORMALIZED_SPLITS: (NORMALIZED_WITH_FROZEN_STATISTICS,),
     TRAINING_MIX: (MIX_PROPORTIONS, NO_BENCHMARK_OVERLAP),
+    TRAINING_SHARDS: (SHARDS_MATCH_MANIFEST, EVERY_DRAW_SHARDED_ONCE),
 }

@@ -39,12 +39,9 @@ class _Model(BaseModel):
 
 class InputConfig(_Model):
     """Where raw files live, how they are decoded and how their columns map onto the canonical
-    schema.
-
-    ``encoding`` (a Python codec name) decodes jsonl, jsonl.gz and csv files; ``decode_errors``
-    says what an undecodable byte does: ``fail`` names the file, line and byte, ``replace`` turns
-    it into U+FFFD and counts it in the raw_documents metadata (Parquet text too).
-    """
+    schema. ``encoding`` (a Python codec) decodes jsonl, jsonl.gz and csv files; on an
+    undecodable byte ``decode_errors: fail`` names the file, line and byte, ``replace`` turns it
+    into U+FFFD and counts it in the raw_documents metadata (Parquet text too)."""
 
     path: str = "data/raw"
     encoding: str = "utf-8"
@@ -196,23 +193,16 @@ class DedupConfig(_Model):
 
 
 class SplitConfig(_Model):
-    """How rows are assigned to train / validation / test.
-
-    ``max_component_share`` and ``oversize`` guard the group modes against a giant component
-    (rows chained through shared entities, duplicate clusters and similar pairs: license text
-    repeated across packages joined 68% of one real corpus). A component is placed whole, so
-    one holding a share ``s`` of the rows moves its split's share by up to ``s`` on its own.
-    The default 0.05 keeps any single component within the default ``tolerance`` (0.05), while
-    the components of a healthy corpus stay far below it (an entity among a few hundred holds
-    well under 1%). ``oversize: fail`` (default) stops the split with an error naming the
-    component; ``oversize: cut`` separates it, never breaking an entity or a duplicate cluster,
-    and drops the fewest bridging rows it can into ``dropped/`` (reason ``bridge``); see
-    :mod:`corpus_platform.kernels.cut`. The split's metadata shows the component-size
-    histogram, the largest components and any cut.
-
-    ``epoch`` changes a split on purpose: a higher epoch may move held-out rows into train (they
-    are listed in the split's ``epoch_moves/``); within an epoch the stability check forbids it.
-    """
+    """How rows are assigned to train / validation / test. ``max_component_share`` and
+    ``oversize`` guard the group modes against a giant component (rows chained through shared
+    entities, duplicate clusters and similar pairs: license text repeated across packages joined
+    68% of one real corpus). A component is placed whole, so one holding a share ``s`` of the
+    rows moves its split's share by up to ``s``; the default 0.05 stays within the default
+    ``tolerance``. ``oversize: fail`` stops the split naming the component; ``cut`` separates
+    it, never breaking an entity or a duplicate cluster, and drops the fewest bridging rows into
+    ``dropped/`` (reason ``bridge``; :mod:`~.kernels.cut`). ``epoch`` changes a split on
+    purpose: a higher epoch may move held-out rows into train (listed in ``epoch_moves/``);
+    within an epoch the stability check forbids it."""
 
     mode: Literal["group", "row", "time", "time_group"] = "group"
     ratios: dict[str, Fraction] = Field(
@@ -239,6 +229,15 @@ class SplitConfig(_Model):
         if abs(total - 1.0) > 1e-9:
             raise ValueError(f"ratios must sum to 1.0, got {total:g}")
         return ratios
+
+
+class ShardsConfig(_Model):
+    """training_shards: ``max_bytes`` caps each tar file, headers and padding included (a tar is
+    a multiple of 10,240 bytes; a larger sample gets a shard of its own), ``max_samples`` the
+    samples per shard (none: bytes only). Parquet shards hold the same samples as the tars."""
+
+    max_bytes: Annotated[int, Field(ge=10_240)] = 256 * 2**20
+    max_samples: PositiveInt | None = None
 
 
 class AsofFeature(_Model):
@@ -276,6 +275,7 @@ class CorpusConfig(_Model):
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     split: SplitConfig = Field(default_factory=SplitConfig)
     mix: MixConfig = Field(default_factory=MixConfig)
+    shards: ShardsConfig = Field(default_factory=ShardsConfig)
     asof_features: tuple[AsofFeature, ...] = ()
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)

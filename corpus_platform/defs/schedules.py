@@ -14,7 +14,7 @@ build_corpus = dg.define_asset_job(
     BUILD_JOB,
     selection=dg.AssetSelection.all(),
     tags={BUILD_TAG: "build"},
-    description="Materialize every stage from raw files to the training mix, with all checks.",
+    description="Materialize every stage from raw files to the training shards, with all checks.",
 )
 
 nightly_rebuild = dg.ScheduleDefinition(

@@ -12,6 +12,7 @@ EXPECTED_DEPS = {
     "fitted_statistics": {"split_documents"},
     "normalized_splits": {"fitted_statistics", "split_documents"},
     "training_mix": {"normalized_splits"},
+    "training_shards": {"training_mix"},
 }
 EXPECTED_CHECKS = {
     ("raw_documents", "ids_unique"),
@@ -29,6 +30,8 @@ EXPECTED_CHECKS = {
     ("training_mix", "no_benchmark_ngram_overlap"),
     ("fitted_statistics", "fitted_on_exactly_train"),
     ("training_mix", "mix_proportions_within_tolerance"),
+    ("training_shards", "shards_match_manifest"),
+    ("training_shards", "every_draw_sharded_once"),
 }
 
 
@@ -41,6 +44,7 @@ def test_asset_graph() -> None:
     assert deps == EXPECTED_DEPS
     groups = {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
     assert groups["raw_documents"] == "ingest" and groups["training_mix"] == "mix"
+    assert groups["training_shards"] == "mix"
 
 
 def test_every_check_is_blocking() -> None:
@@ -59,7 +63,7 @@ def test_job_and_nightly_schedule() -> None:
     assert schedule.job_name == "build_corpus"
     assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
     job = defs.resolve_job_def("build_corpus")
-    assert len(job.asset_layer.executable_asset_keys) == 7
+    assert len(job.asset_layer.executable_asset_keys) == 8
 
 
 def test_sensor_requests_a_run_only_when_raw_files_change(tmp_path) -> None:

@@ -76,7 +76,8 @@ def test_leaky_split_fails_the_entity_check_and_blocks_downstream(tmp_path: Path
     assert not entity.passed
     assert entity.verdict.startswith("entities in more than one split: ")
     assert "split_documents" not in report.materialized  # rejected: never published
-    for blocked in ("split_documents", "fitted_statistics", "normalized_splits", "training_mix"):
+    blocked_stages = ("fitted_statistics", "normalized_splits", "training_mix", "training_shards")
+    for blocked in ("split_documents", *blocked_stages):
         assert blocked not in report.materialized
         assert not (root / "data" / blocked).exists()
 

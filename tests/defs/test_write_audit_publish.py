@@ -14,7 +14,7 @@ from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import CHECK, list_snapshots, read_records
 from tests.conftest import build, set_config, tree_digest
 
-DOWNSTREAM = ("fitted_statistics", "normalized_splits", "training_mix")
+DOWNSTREAM = ("fitted_statistics", "normalized_splits", "training_mix", "training_shards")
 
 
 def pointers(root: Path) -> dict[str, bytes]:

@@ -1,0 +1,62 @@
+"""training_shards: the training mix as size-capped WebDataset tar and Parquet shards."""
+
+import dagster as dg
+
+from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_MIX, TRAINING_SHARDS
+from corpus_platform.base.shards import write_json
+from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.publish import StageOutput, publish
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.sharding import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.kernels.shards import build_shards
+from corpus_platform.store.datasets import candidate_folder
+
+
+@dg.asset(
+    name=TRAINING_SHARDS,
+    check_specs=check_specs(TRAINING_SHARDS),
+    deps=[TRAINING_MIX],
+    group_name="mix",
+    kinds={"webdataset", "parquet", "dvc"},
+    description="The training mix as size-capped WebDataset tar shards and Parquet shards of "
+    "the same samples (a row drawn k times is k samples), in one seeded global order, with "
+    "manifest.json (per file: samples, tokens, bytes, md5). corpus_platform.loader reads it.",
+)
+def training_shards(corpus: CorpusProject) -> StageOutput:
+    config = corpus.load()
+    settings = config.shards
+    with (
+        corpus.scratch(TRAINING_SHARDS) as scratch,
+        candidate_folder(corpus.stage_dir(TRAINING_SHARDS)) as staging,
+    ):
+        document = build_shards(
+            corpus.stage_dir(TRAINING_MIX),
+            staging,
+            scratch,
+            config.num_shards,
+            config.seed,
+            settings.max_bytes,
+            settings.max_samples,
+            corpus.engine(config),
+        )
+        write_json(document, staging / SHARDS_MANIFEST)
+    totals = document["totals"]
+    counts = {
+        "rows": totals["samples"],
+        "shards": totals["shards"],
+        "tokens": totals["tokens"],
+        "bytes": totals["bytes"],
+        "max_bytes": settings.max_bytes,
+        "max_samples": settings.max_samples,
+    }
+    rows = [
+        f"| {e['shard']} | {e['samples']:,} | {e['tokens']:,} | {e['bytes']:,} |"
+        for e in document["shards"]
+        if e["format"] == "webdataset"
+    ]
+    table = "\n".join(
+        ["| shard | samples | tokens | tar bytes |", "|---:|---:|---:|---:|", *rows[:50]]
+    )
+    yield from publish(
+        corpus, config, TRAINING_SHARDS, counts, {"shards_table": dg.MetadataValue.md(table)}
+    )
