@@ -277,8 +277,12 @@ def test_verification_on_two_workers_scores_the_same_by_blocks(tmp_path: Path) -
         for shard in range(4):
             signature_shard(shard, tmp_path / "up", scratch, PARAMS)
         pairs = dedup.candidate_pairs(scratch, 4, PARAMS, LocalEngine(workers))
-        scored[workers] = dedup.score_candidates(scratch, 4, PARAMS, LocalEngine(workers))
-        assert [(p.doc_a, p.doc_b) for p in scored[workers]] == pairs
+        count, scored[workers] = dedup.score_candidates(scratch, 4, PARAMS, LocalEngine(workers))
+        assert [(p.doc_a, p.doc_b) for p in scored[workers]] == pairs and count == len(pairs)
+        count, similar = dedup.score_candidates(scratch, 4, PARAMS, min_similarity=0.6)
+        assert count == len(pairs) and similar == [
+            p for p in scored[workers] if p.similarity >= 0.6
+        ]
         blocks = {int(p.name.removeprefix("block-")) for p in (scratch / "candidates").iterdir()}
         assert blocks and all(divmod(b, 4)[0] <= divmod(b, 4)[1] for b in blocks)
     assert scored[1] == scored[2] and len(scored[1]) >= 3

@@ -41,6 +41,7 @@ from corpus_platform.kernels.dedup.candidates import (
     doc_ids_at,
     exact_duplicate_groups,
     group_band_keys,
+    group_candidates,
 )
 from corpus_platform.kernels.dedup.clusters import (
     DedupResult,
@@ -114,6 +115,7 @@ __all__ = [
     "exact_duplicate_groups",
     "exact_keys",
     "group_band_keys",
+    "group_candidates",
     "jaccard",
     "kept_duplicate_pairs",
     "load_sketches",

@@ -126,16 +126,25 @@ def candidate_blocks(scratch: Path) -> list[int]:
     return sorted(int(p.name.removeprefix("block-")) for p in folder.glob("block-*"))
 
 
-def candidate_pairs(
+def group_candidates(
     scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
-) -> list[tuple[str, str]]:
-    """Pairs of doc ids that share at least one band key, sorted, each once (a < b): one
-    engine task per band group (:func:`group_band_keys`)."""
+) -> None:
+    """Write the candidate pairs under ``scratch/candidates`` by verification block: one engine
+    task per band group (:func:`group_band_keys`); nothing comes back to the caller."""
     shutil.rmtree(scratch / "candidates", ignore_errors=True)
     (engine or LocalEngine()).map_shards(
         partial(group_band_keys, scratch=scratch, num_shards=num_shards, params=params),
         range(len(params.band_groups())),
     )
+
+
+def candidate_pairs(
+    scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
+) -> list[tuple[str, str]]:
+    """Pairs of doc ids that share at least one band key, sorted, each once (a < b), read back
+    from what :func:`group_candidates` wrote (for inspection and tests: a corpus's candidates
+    may not fit in one process)."""
+    group_candidates(scratch, num_shards, params, engine)
     pairs: set[tuple[str, str]] = set()
     for block in candidate_blocks(scratch):
         table = block_candidates(scratch, block)

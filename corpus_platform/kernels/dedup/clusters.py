@@ -18,7 +18,7 @@ from corpus_platform.base.shards import (
     read_shard,
     write_parquet,
 )
-from corpus_platform.kernels.dedup.candidates import candidate_pairs, exact_duplicate_groups
+from corpus_platform.kernels.dedup.candidates import exact_duplicate_groups, group_candidates
 from corpus_platform.kernels.dedup.params import KEY_ROW_BYTES, DedupParams, partitions_for
 from corpus_platform.kernels.dedup.verify import (
     ScoredPair,
@@ -140,13 +140,16 @@ def membership_table(
 
 @dataclass(frozen=True)
 class DedupResult:
-    """Everything decided about duplicates: scored pairs, clusters and their kept rows."""
+    """Everything decided about duplicates: the scored pairs at or above the split's
+    threshold (``pair_threshold``), clusters and their kept rows, and how many candidate pairs
+    were scored in all."""
 
     scored: list[ScoredPair]
     cluster_of: dict[str, str]
     representative: dict[str, str]
     similarity: dict[str, float]
     info: dict[str, MemberInfo]
+    candidates: int = 0
 
     def membership(self, mode: str) -> pa.Table:
         """The membership side table (see :func:`membership_table`)."""
@@ -165,8 +168,10 @@ def cluster_documents(
     """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard:
     band-key grouping, verification and the clusters' components run on ``engine``;
     ``memory_mb`` sizes the partitions of exact keys and of the components' links."""
-    candidate_pairs(scratch, num_shards, params, engine)
-    scored = score_candidates(scratch, num_shards, params, engine)
+    group_candidates(scratch, num_shards, params, engine)
+    candidates, scored = score_candidates(
+        scratch, num_shards, params, engine, params.pair_threshold
+    )
     rows = count_rows(scratch / "keys", num_shards)
     exact = exact_duplicate_groups(
         scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
@@ -177,7 +182,7 @@ def cluster_documents(
     info = member_info(set(cluster_of), scratch, num_shards)
     representative = choose_representatives(cluster_of, info, params.keep)
     similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
-    return DedupResult(scored, cluster_of, representative, similarity, info)
+    return DedupResult(scored, cluster_of, representative, similarity, info, candidates)
 
 
 def pairs_table(scored: list[ScoredPair], min_similarity: float) -> pa.Table:

@@ -168,23 +168,29 @@ def score_block(block: int, scratch: Path, num_shards: int, params: DedupParams)
 
 
 def score_candidates(
-    scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
-) -> list[ScoredPair]:
-    """Every candidate pair that :func:`candidate_pairs` wrote, scored on the engine one block
-    (pair of shards) at a time, in sorted pair order."""
+    scratch: Path,
+    num_shards: int,
+    params: DedupParams,
+    engine: Engine | None = None,
+    min_similarity: float = 0.0,
+) -> tuple[int, list[ScoredPair]]:
+    """Score every candidate pair written under ``scratch/candidates``, on the engine one block
+    (pair of shards) per task; return how many were scored and those at or above
+    ``min_similarity``, in sorted pair order (only these come back to the caller)."""
     engine = engine or LocalEngine()
     task = partial(
         extract_candidate_sketches, scratch=scratch, num_shards=num_shards, params=params
     )
     engine.map_shards(task, range(num_shards))
     blocks = candidate_blocks(scratch)
-    engine.map_shards(
+    counts = engine.map_shards(
         partial(score_block, scratch=scratch, num_shards=num_shards, params=params), blocks
     )
     scored = []
     for block in blocks:
         table = read_parquet(part_path(scratch / "scored", block))
+        table = table.filter(pc.greater_equal(table.column("similarity"), min_similarity))
         columns = (table.column(c).to_pylist() for c in SCORED_SCHEMA.names)
         scored += [ScoredPair(*row) for row in zip(*columns, strict=True)]
     scored.sort(key=lambda p: (p.doc_a, p.doc_b))
-    return scored
+    return sum(counts), scored
