@@ -6,8 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.kernels.card import CardFacts, StageFacts
+from corpus_platform.base.names import TRAINING_MIX
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.card import (
+    CARD_FILE,
+    CHART_DIR,
+    PARQUET_GLOB,
+    CardFacts,
+    StageFacts,
+    card_for_ui,
+    render_card,
+    write_charts,
+)
+from corpus_platform.kernels.shards import file_md5
 from corpus_platform.store.registry import chain, find_snapshot, latest_checks, raw_snapshot
+from corpus_platform.store.snapshots import current_snapshot
 
 DEFAULT_NAME = "corpus_platform training mix"
 
@@ -41,3 +54,37 @@ def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = No
         raw_snapshot=raw_snapshot(records),
         shards=dict(shards or {}),
     )
+
+
+def load_lines(folder: str) -> list[str]:
+    """One-line loads of the Parquet shards in ``folder`` with datasets, pandas and DuckDB."""
+    files = f"{folder}/{PARQUET_GLOB}" if folder else PARQUET_GLOB
+    return [
+        "import glob, datasets, duckdb, pandas",
+        f'ds = datasets.load_dataset("parquet", data_files="{files}", split="train")',
+        f'df = pandas.read_parquet(sorted(glob.glob("{files}")))',
+        f"rel = duckdb.sql(\"SELECT source, count(*) AS samples FROM '{files}' GROUP BY source\")",
+    ]
+
+
+def write_dataset_card(corpus: CorpusProject, folder: Path, shards: dict[str, Any]) -> str:
+    """Write the card of the published training mix (``README.md`` and its charts) into the
+    shards' candidate ``folder``; return its body for the UI."""
+    root = corpus.root_path
+    mix = current_snapshot(root, corpus.stage_dir(TRAINING_MIX))
+    if mix is None:
+        raise FileNotFoundError(f"{corpus.stage_dir(TRAINING_MIX)}: no published training mix")
+    facts = card_facts(root, mix, shards)
+    card = render_card(facts, load_lines(""))
+    (folder / CARD_FILE).write_text(card, encoding="utf-8")
+    write_charts(facts, folder)
+    return card_for_ui(card, folder)
+
+
+def card_entries(folder: Path) -> list[dict[str, Any]]:
+    """The card's files in ``folder`` as manifest entries (name, bytes, md5), sorted."""
+    files = [folder / CARD_FILE, *sorted((folder / CHART_DIR).glob("*.png"))]
+    return [
+        {"name": p.relative_to(folder).as_posix(), "bytes": p.stat().st_size, "md5": file_md5(p)}
+        for p in files
+    ]

@@ -120,9 +120,22 @@ def _parquet_rows(path: Path) -> list[tuple[str, str, int, str]]:
     return [(k, d, n, t or "") for k, d, n, t in zip(*columns, strict=True)]
 
 
+def card_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    """The dataset card's files (``card`` in the manifest) that are missing or changed."""
+    problems = []
+    for entry in manifest.get("card", []):
+        path = folder / str(entry.get("name"))
+        if not path.is_file():
+            problems.append(f"{entry.get('name')}: listed card file missing")
+        elif file_md5(path) != entry.get("md5"):
+            problems.append(f"{entry.get('name')}: md5 differs from {SHARDS_MANIFEST}")
+    return problems
+
+
 def unlisted_files(folder: Path, manifest: dict[str, Any]) -> list[str]:
     """Files in ``folder`` (at any depth) the manifest does not list, besides itself."""
     listed = {str(e.get("name")) for e in manifest.get("shards", [])} | {SHARDS_MANIFEST}
+    listed |= {str(e.get("name")) for e in manifest.get("card", [])}
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     return sorted(present - listed)
 

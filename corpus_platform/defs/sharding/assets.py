@@ -4,6 +4,7 @@ import dagster as dg
 
 from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_MIX, TRAINING_SHARDS
 from corpus_platform.base.shards import write_json
+from corpus_platform.defs.card import card_entries, write_dataset_card
 from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
@@ -20,7 +21,8 @@ from corpus_platform.store.datasets import candidate_folder
     kinds={"webdataset", "parquet", "dvc"},
     description="The training mix as size-capped WebDataset tar shards and Parquet shards of "
     "the same samples (a row drawn k times is k samples), in one seeded global order, with "
-    "manifest.json (per file: samples, tokens, bytes, md5). corpus_platform.loader reads it.",
+    "manifest.json (per file: samples, tokens, bytes, md5) and the dataset card (README.md, "
+    "charts under card/). corpus_platform.loader reads it.",
 )
 def training_shards(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
@@ -39,6 +41,8 @@ def training_shards(corpus: CorpusProject) -> StageOutput:
             settings.max_samples,
             corpus.engine(config),
         )
+        card = write_dataset_card(corpus, staging, document["totals"])
+        document["card"] = card_entries(staging)
         write_json(document, staging / SHARDS_MANIFEST)
     totals = document["totals"]
     counts = {
@@ -57,6 +61,8 @@ def training_shards(corpus: CorpusProject) -> StageOutput:
     table = "\n".join(
         ["| shard | samples | tokens | tar bytes |", "|---:|---:|---:|---:|", *rows[:50]]
     )
-    yield from publish(
-        corpus, config, TRAINING_SHARDS, counts, {"shards_table": dg.MetadataValue.md(table)}
-    )
+    extra = {
+        "shards_table": dg.MetadataValue.md(table),
+        "dataset_card": dg.MetadataValue.md(card),
+    }
+    yield from publish(corpus, config, TRAINING_SHARDS, counts, extra)

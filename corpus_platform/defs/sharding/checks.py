@@ -19,6 +19,7 @@ from corpus_platform.base.shards import read_json
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.shard_audit import (
+    card_problems,
     draw_report,
     mix_draws,
     sample_ids_table,
@@ -31,9 +32,9 @@ from corpus_platform.kernels.shard_audit import (
 
 @corpus_check(asset=TRAINING_SHARDS, name=SHARDS_MATCH_MANIFEST)
 def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
-    """Every file manifest.json lists exists with its bytes, md5, sample and token counts; no
-    file is unlisted; the totals add up; each shard's tar and Parquet file hold the same samples
-    (key, doc_id, draw, text) in the same order."""
+    """Every file manifest.json lists exists with its bytes, md5, sample and token counts, and
+    so does each file of the dataset card; no file is unlisted; the totals add up; each shard's
+    tar and Parquet file hold the same samples (key, doc_id, draw, text) in the same order."""
     config = corpus.load()
     document = read_json(candidate / SHARDS_MANIFEST)
     entries = document.get("shards", [])
@@ -44,6 +45,7 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetChe
         partial(verify_shard, folder=candidate, entries=by_shard), shards
     )
     problems += [p for found in per_shard for p in found] + totals_problems(document)
+    problems += card_problems(candidate, document)
     unlisted = unlisted_files(candidate, document)
     problems += [f"{name}: not listed in {SHARDS_MANIFEST}" for name in unlisted]
     return dg.AssetCheckResult(
