@@ -69,7 +69,7 @@ def test_the_card_has_a_hugging_face_header_and_every_datasheet_section() -> Non
     meta = yaml.safe_load(card.split("---\n")[1])
     assert meta["pretty_name"] == "my mix" and meta["language"] == ["en"]
     assert meta["size_categories"] == ["n<1K"]
-    assert meta["configs"][0]["data_files"][0] == {"split": "train", "path": "parquet/*.parquet"}
+    assert meta["configs"][0]["data_files"][0] == {"split": "train", "path": "*.parquet"}
     sections = [line[3:] for line in card.splitlines() if line.startswith("## ")]
     assert sections == [
         "Motivation",
