@@ -2,6 +2,8 @@
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -39,6 +41,17 @@ def make_project(root: Path, **overrides: object) -> Path:
 def build(root: Path, assets: list[str] | None = None) -> BuildReport:
     """Run the build job (or some assets) on an ephemeral Dagster instance."""
     return run_build(root, instance=dg.DagsterInstance.ephemeral(), assets=assets)
+
+
+def corpus_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """The `corpus` command on ``root`` in a subprocess (it inherits this environment)."""
+    return subprocess.run(
+        [sys.executable, "-m", "corpus_platform.cli", *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 def tree_digest(folder: Path) -> str:

@@ -25,7 +25,7 @@ from corpus_platform.store.snapshots import (
     snapshot_objects,
 )
 from corpus_platform.trace import TraceError, trace
-from tests.conftest import REPO, build, make_project, set_config, tree_digest
+from tests.conftest import REPO, build, corpus_cli, make_project, set_config, tree_digest
 
 
 def copy_project(source: Path, tmp_path: Path) -> Path:
@@ -34,16 +34,6 @@ def copy_project(source: Path, tmp_path: Path) -> Path:
     # the copy gets its own DVC remote: the source project's must stay intact
     shutil.copytree(source / ".dvc-storage", target / ".dvc-storage", dirs_exist_ok=True)
     return target
-
-
-def corpus_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "corpus_platform.cli", *args, "--root", str(root)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
 
 
 def mix_snapshot(root: Path) -> str:

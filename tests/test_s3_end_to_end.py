@@ -3,8 +3,6 @@ every snapshot to the bucket, and `corpus gc`, `corpus checkout --with-upstream`
 replay` (from a fresh clone that has only the remote) work against the bucket alone."""
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +13,7 @@ from corpus_platform.base.names import STAGES
 from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.registry import list_snapshots
 from corpus_platform.store.snapshots import cache_dir, current_snapshot, snapshot_objects
-from tests.conftest import build, make_project, set_config, tree_digest
+from tests.conftest import build, corpus_cli, make_project, set_config, tree_digest
 from tests.defs.test_golden_snapshots import EXPECTED
 from tests.s3server import FAKE_SECRET, S3Server, moto_server, object_key
 
@@ -38,17 +36,6 @@ def s3_built(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = build(root)
     assert report.ok, report.render()
     return root
-
-
-def corpus_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    """The `corpus` command in a subprocess; it inherits the fake credentials."""
-    return subprocess.run(
-        [sys.executable, "-m", "corpus_platform.cli", *args, "--root", str(root)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
 
 
 def pinned_ids(root: Path) -> set[str]:
