@@ -82,19 +82,20 @@ def test_gc_deletes_unreferenced_objects_from_the_bucket(
     s3: S3Server, s3_built: Path, tmp_path: Path
 ) -> None:
     root = copy_project(s3, s3_built, tmp_path / "copy", "gc")
-    old_mix = current_snapshot(root, stage_path(root, "training_mix"))
+    old = {current_snapshot(root, stage_path(root, s)) for s in ("training_mix", STAGES[-1])}
     set_config(root, mix={"total_rows": 1000})
-    rebuilt = build(root, ["training_mix"])
+    rebuilt = build(root, ["training_mix", STAGES[-1]])
     assert rebuilt.ok, rebuilt.render()
-    new_mix = rebuilt.materialized["training_mix"]["snapshot_id"]
-    assert new_mix != old_mix and f"{BUCKET}/gc" in (root / ".dvc/config").read_text()
-    kept = object_ids(root, pinned_ids(root) - {old_mix})
-    only_old = object_ids(root, {old_mix}) - kept
+    new = {rebuilt.materialized[s]["snapshot_id"] for s in ("training_mix", STAGES[-1])}
+    assert not new & old and f"{BUCKET}/gc" in (root / ".dvc/config").read_text()
+    kept = object_ids(root, pinned_ids(root) - old)
+    only_old = object_ids(root, old) - kept
     assert only_old and set(s3.objects(BUCKET, "gc/")) >= {object_key("gc", m) for m in only_old}
 
     done = corpus_cli(root, "gc", "--keep", "1")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"delete {old_mix}" in done.stdout and "deleted 1 snapshot(s)" in done.stdout
+    assert all(f"delete {snapshot}" in done.stdout for snapshot in old)
+    assert "deleted 2 snapshot(s)" in done.stdout
     stored = set(s3.objects(BUCKET, "gc/"))
     assert not {object_key("gc", m) for m in only_old} & stored  # gone from the bucket
     assert {object_key("gc", m) for m in kept} <= stored  # everything still used stays
@@ -107,12 +108,12 @@ def test_checkout_with_upstream_restores_everything_from_the_bucket(
     root = copy_project(s3, s3_built, tmp_path / "copy", "checkout")
     folders = (*STAGES, "raw", "eval")
     before = {name: tree_digest(root / "data" / name) for name in folders}
-    mix = current_snapshot(root, stage_path(root, "training_mix"))
+    last = current_snapshot(root, stage_path(root, STAGES[-1]))
     shutil.rmtree(root / "data")
     shutil.rmtree(cache_dir(root))  # no local copy of any byte: only the bucket has them
     assert not (root / ".dvc-storage").exists()
 
-    done = corpus_cli(root, "checkout", mix, "--with-upstream")
+    done = corpus_cli(root, "checkout", last, "--with-upstream")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("restored ") == len(STAGES) + 2
     assert {name: tree_digest(root / "data" / name) for name in folders} == before
@@ -137,16 +138,16 @@ def test_replay_from_a_fresh_clone_with_only_the_remote(
     files = sorted(p.relative_to(clone).as_posix() for p in clone.rglob("*") if p.is_file())
     assert "data/raw.dvc" in files and "data/training_mix.dvc" in files
     assert not [f for f in files if f.endswith(".parquet") or "/cache/" in f]
-    mix = current_snapshot(clone, stage_path(clone, "training_mix"))
+    last = current_snapshot(clone, stage_path(clone, STAGES[-1]))
 
-    done = corpus_cli(clone, "replay", mix)
+    done = corpus_cli(clone, "replay", last)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "result: every stage rebuilt byte-identically" in done.stdout
     lines = done.stdout.splitlines()
     for stage in STAGES:
         line = next(line for line in lines if line.startswith(f"{stage} "))
         assert line.split()[1:] == [EXPECTED[stage], "identical"]
-    assert not (clone / ".scratch" / f"replay-{mix[:12]}").exists()
+    assert not (clone / ".scratch" / f"replay-{last[:12]}").exists()
 
 
 def test_a_clone_without_dvc_config_takes_the_remote_from_corpus_yaml(

@@ -50,7 +50,6 @@ def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = No
         name=config.get("annotations", {}).get("dataset_name", DEFAULT_NAME),
         stages=stages,
         config=config,
-        config_hash=entry["config_hash"],
         raw_snapshot=raw_snapshot(records),
         shards=dict(shards or {}),
     )

@@ -3,8 +3,9 @@ datasheet sections of Gebru et al. (motivation, composition, collection, preproc
 distribution, maintenance), filled from the build's own records, and its charts.
 
 Everything here is a pure function of :class:`CardFacts`: the card holds no clock time, run id,
-code version or path of the machine that wrote it, so equal builds write byte-identical cards
-(and a replay on newer code that writes the same data writes the same card).
+code version, config hash (the engine settings are part of it, and they never change data) or
+path of the machine that wrote it, so equal builds write byte-identical cards on any engine (and
+a replay on newer code that writes the same data writes the same card).
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ class CardFacts:
     name: str
     stages: tuple[StageFacts, ...]
     config: dict[str, Any]
-    config_hash: str
     raw_snapshot: str
     shards: dict[str, Any] = field(default_factory=dict)  # the shards' manifest totals
 
@@ -250,8 +250,7 @@ def render_card(facts: CardFacts, loads: list[str]) -> str:
         "",
         *_table(["stage", "snapshot id"], snapshots),
         "",
-        f"Config hash `{facts.config_hash}`; the code version, environment and run of each "
-        f"snapshot: `corpus lineage {mix_id}`.",
+        f"The config, code version and environment of each snapshot: `corpus lineage {mix_id}`.",
         "",
         "## Maintenance",
         "",

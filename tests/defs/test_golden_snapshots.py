@@ -15,7 +15,7 @@ EXPECTED = {
     "fitted_statistics": "6ea3fb499e2624383a2d9fce6f69dd04.dir",
     "normalized_splits": "dcc2c0ed198cddd2e7d6439ca8dea340.dir",
     "training_mix": "5b4c3b84fc065f564c84c8f3f797369a.dir",
-    "training_shards": "576bd5956208a7acf28ea0ef1c2bd62d.dir",
+    "training_shards": "d1ebfbbeb5f071e5266cafeb60e0ebea.dir",
 }
 
 

@@ -57,7 +57,6 @@ FACTS = CardFacts(
         "mix": {"proportions": {"web": 0.7, "code": 0.3}},
         "dedup": {"shingle_size": 5, "threshold": 0.8},
     },
-    config_hash="c0ffee",
     raw_snapshot="raw0.dir",
     shards={"shards": 3, "samples": 60},
 )
