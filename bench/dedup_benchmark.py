@@ -316,7 +316,7 @@ def memory_lines(small: dict, large: dict, small_docs: int, large_docs: int) -> 
     per_doc = grow * 2**20 / 1e6
     return [
         "Memory of corpus_platform's dedup: peak resident set of the driver process (it reads "
-        "back the scored candidate pairs and the clusters, and picks the kept rows) and of the "
+        "back the similar pairs and the clusters, and picks the kept rows) and of the "
         "largest worker (it sketches one shard at a time, groups one band group's keys, "
         "verifies one block of pairs, runs one partition of a components step), with one "
         f"logical shard per {SHARD_DOCS:,} documents, as a user "
