@@ -91,9 +91,9 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/loader_benchmark.py --docs 50000 --workers 2 --out BENCHMARKS.md
 
 bench-large: $(BENCH_VENV)/.installed
-	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large --no-language \
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \
 		--out BENCHMARKS.md
-	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 1000000 --workers 2 --large --no-language \
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \
 		--engine dask-local --out BENCHMARKS.md
 
 lint: install

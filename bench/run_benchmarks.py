@@ -207,18 +207,33 @@ def _build_child(project: Path, out: Path) -> None:
     out.write_text(json.dumps(result), encoding="utf-8")
 
 
+def shards_for(docs: int, configured: int, shard_docs: int) -> int:
+    """The configured shard count, raised so that no shard holds more than ``shard_docs``
+    documents: a shard is what one task holds in memory, so its size must not grow with the
+    corpus (8 shards at 100,000 documents, 80 at 1,000,000)."""
+    return max(configured, -(-docs // shard_docs))
+
+
 def build(
-    work: Path, docs: int, workers: int, seed: int, keep: bool, language: bool, engine: str
+    work: Path,
+    docs: int,
+    workers: int,
+    seed: int,
+    keep: bool,
+    language: bool,
+    engine: str,
+    shard_docs: int = 12_500,
 ) -> dict:
     """Write a project of ``docs`` documents and build it in a fresh process on ``engine``
-    (``local`` or ``dask-local``); ``language`` False turns language identification off
-    (``filters.languages: []``)."""
+    (``local`` or ``dask-local``) with shards of at most ``shard_docs`` documents;
+    ``language`` False turns language identification off (``filters.languages: []``)."""
     project = work / f"project-{docs}"
     shutil.rmtree(project, ignore_errors=True)
     written = write_corpus(project / "data" / "raw", docs, seed)
     write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
     config = yaml.safe_load((REPO / "corpus.yaml").read_text())
     config["engine"] = {**config.get("engine", {}), "kind": engine, "workers": workers}
+    config["num_shards"] = shards_for(docs, config["num_shards"], shard_docs)
     if not language:
         config["filters"]["languages"] = []
     (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -238,6 +253,7 @@ def build(
         "docs": docs,
         "megabytes": written.text_bytes / 1e6,
         "generated": written.seconds,
+        "shards": config["num_shards"],
     }
 
 
@@ -245,7 +261,7 @@ def stage_table(built: dict) -> list[str]:
     """Per-step seconds, documents/s, MB/s, the share spent pinning, and peak memory."""
     docs, megabytes, seconds = built["docs"], built["megabytes"], built["seconds"]
     lines = [
-        f"### {docs:,} documents ({megabytes:,.0f} MB of text)",
+        f"### {docs:,} documents ({megabytes:,.0f} MB of text, {built.get('shards', '?')} shards)",
         "",
         "| step (stage and its checks) | seconds | docs/s | MB/s | rows out | pinning (DVC) | "
         "checks | Dagster process peak MB |",
@@ -316,7 +332,9 @@ def corpus_line(args: argparse.Namespace) -> str:
         "then made-up words; 5% exact copies, 15% edited copies at word 5-gram Jaccard 0.5 to "
         "1.0, 4% punctuation, markup, line-break and bullet variants; `src` web / wiki / code "
         "50 / 30 / 20%, all prose). Configuration: the repository's corpus.yaml with "
-        f"`engine: {{kind: {args.engine}, workers: {args.workers}}}`; the evaluation set holds "
+        f"`engine: {{kind: {args.engine}, workers: {args.workers}}}` and `num_shards` raised "
+        f"to keep at most {args.shard_docs:,} documents per shard (8 shards at 100,000, 80 at "
+        "1,000,000: a shard is what one task holds); the evaluation set holds "
         f"{EVAL_FRESH} fresh {EVAL_WORDS}-word passages and {EVAL_COPIED} copied from the corpus."
     )
 
@@ -432,6 +450,12 @@ def main() -> int:
     parser.add_argument(
         "--engine", choices=["local", "dask-local"], default="local", help="engine.kind"
     )
+    parser.add_argument(
+        "--shard-docs",
+        type=int,
+        default=12_500,
+        help="most documents per shard: num_shards grows with the corpus (default 12,500)",
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
@@ -451,7 +475,16 @@ def main() -> int:
         lingua = lingua_throughput([d.text for d in sample if d.source != "code"], config_path)
         del sample, texts
     builds = [
-        build(args.work, n, args.workers, args.seed, args.keep, args.language, args.engine)
+        build(
+            args.work,
+            n,
+            args.workers,
+            args.seed,
+            args.keep,
+            args.language,
+            args.engine,
+            args.shard_docs,
+        )
         for n in sizes
     ]
     if args.large or not args.language or args.engine != "local":

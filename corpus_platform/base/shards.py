@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_platform.base.hashing import shard_of
@@ -67,6 +68,20 @@ def iter_batches(path: Path, columns: list[str], batch_size: int = 4096) -> Iter
         )
     for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns):
         yield pa.Table.from_batches([batch])
+
+
+def rows_with_ids(folder: Path, shard: int, doc_ids: Iterable[str], columns: list[str]) -> pa.Table:
+    """The rows of one shard whose ``doc_id`` is in ``doc_ids``, streamed a batch at a time so
+    that a few rows never cost a whole shard's text in memory. ``columns`` must hold ``doc_id``."""
+    keep = pa.array(sorted(set(doc_ids)), pa.string())
+    found = [
+        batch.filter(pc.is_in(batch.column("doc_id"), keep))
+        for batch in iter_batches(part_path(folder, shard), columns)
+    ]
+    found = [t for t in found if len(t)]
+    if not found:
+        return pq.read_schema(part_path(folder, shard)).empty_table().select(columns)
+    return pa.concat_tables(found)
 
 
 def write_sharded(table: pa.Table, folder: Path, num_shards: int) -> None:

@@ -44,7 +44,7 @@ def partition_of(nodes: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarr
     )
 
 
-def _scatter(table: pa.Table, column: str, folder: Path, source: int, partitions: int) -> None:
+def scatter(table: pa.Table, column: str, folder: Path, source: int, partitions: int) -> None:
     """Write ``table``'s rows to ``folder/to-<p>/from-<source>``, p the partition of
     ``column``; every partition gets a file (maybe empty)."""
     owner = partition_of(table.column(column), partitions)
@@ -95,7 +95,7 @@ def large_star(part: int, step: Path, following: Path, partitions: int) -> int:
     larger = joined.filter(pc.greater(joined.column("other"), joined.column("key")))
     # Oriented for the small star: keyed by the larger end (the neighbour), the other is m.
     out = pa.table({"key": larger.column("other"), "other": larger.column("m")}, schema=EDGE_SCHEMA)
-    _scatter(out, "key", following, part, partitions)
+    scatter(out, "key", following, part, partitions)
     changed = pc.and_(
         pc.greater(per_key.column("other_max"), per_key.column("key")),
         pc.less(per_key.column("other_min"), per_key.column("key")),
@@ -115,7 +115,7 @@ def small_star(part: int, step: Path, following: Path, partitions: int) -> int:
         [others.column("other").combine_chunks(), per_key.column("key").combine_chunks()]
     )
     centres = pa.concat_arrays([others.column("m").combine_chunks(), smallest.combine_chunks()])
-    _scatter(_both_ways(ends, centres), "key", following, part, partitions)
+    scatter(_both_ways(ends, centres), "key", following, part, partitions)
     changed = pc.greater(per_key.column("other_count"), 1)
     return int(pc.sum(pc.cast(changed, pa.int64())).as_py() or 0)
 
@@ -126,7 +126,7 @@ def _labels(part: int, step: Path, labels: Path, partitions: int, out_shards: in
     edges = _gather(step, part, EDGE_SCHEMA)
     per_key, smallest = _smallest(edges)
     table = pa.table({"node": per_key.column("key"), "component": smallest}, schema=LABEL_SCHEMA)
-    _scatter(table.rename_columns(["key", "other"]), "key", labels, part, out_shards)
+    scatter(table.rename_columns(["key", "other"]), "key", labels, part, out_shards)
     return len(table)
 
 
@@ -143,7 +143,7 @@ def write_edges(edges: Iterable[tuple[str, str]], work: Path, partitions: int) -
     pairs = [(a, b) for a, b in edges if a != b]
     first = pa.array([a for a, _ in pairs], pa.string())
     second = pa.array([b for _, b in pairs], pa.string())
-    _scatter(_both_ways(first, second), "key", work / "step-00000", 0, partitions)
+    scatter(_both_ways(first, second), "key", work / "step-00000", 0, partitions)
     return len(pairs)
 
 

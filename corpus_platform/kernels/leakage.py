@@ -3,7 +3,6 @@ held-out rows have a near neighbour in train."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -41,21 +40,18 @@ class CrossingReport:
         return f"{self.kind} in more than one split: {self.crossing} of {self.total}"
 
 
-def splits_per_key(split_root: Path, num_shards: int, column: str) -> dict[str, set[str]]:
-    """Key -> the set of splits it occurs in, reading one column one shard at a time."""
-    seen: dict[str, set[str]] = defaultdict(set)
-    for name in SPLITS:
-        for _, table in iter_shards(split_root / name, num_shards, [column]):
-            for key in pc.unique(table.column(column)).to_pylist():
-                seen[key].add(name)
-    return seen
-
-
 def crossing_keys(split_root: Path, num_shards: int, column: str, kind: str) -> CrossingReport:
-    """Report keys of ``column`` found in more than one split."""
-    seen = splits_per_key(split_root, num_shards, column)
-    crossing = sorted(k for k, splits in seen.items() if len(splits) > 1)
-    return CrossingReport(kind, len(seen), len(crossing), tuple(crossing[:MAX_EXAMPLES]))
+    """Report keys of ``column`` found in more than one split. Each shard's distinct keys are
+    kept as Arrow columns (no Python object per key) and grouped once."""
+    parts = [pa.table({"key": pa.array([], pa.string()), "split": pa.array([], pa.int8())})]
+    for index, name in enumerate(SPLITS):
+        for _, table in iter_shards(split_root / name, num_shards, [column]):
+            keys = pc.unique(table.column(column)).cast(pa.string())
+            parts.append(pa.table({"key": keys, "split": pa.array([index] * len(keys), pa.int8())}))
+    seen = pa.concat_tables(parts).group_by("key").aggregate([("split", "count_distinct")])
+    crossing = seen.filter(pc.greater(seen.column("split_count_distinct"), 1)).column("key")
+    examples = pc.take(crossing, pc.sort_indices(crossing)[:MAX_EXAMPLES]).to_pylist()
+    return CrossingReport(kind, len(seen), len(crossing), tuple(examples))
 
 
 def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> CrossingReport:

@@ -161,28 +161,47 @@ def _band_table(positions: np.ndarray, keys: np.ndarray, group: range, virtual: 
     )
 
 
-def _shingles_of(
+def extract_candidate_texts(
+    virtual: int,
+    pairs_file: Path,
     scratch: Path,
     split_root: Path,
-    folders: tuple[str, ...],
-    virtual: int,
+    held_out: tuple[str, ...],
     num_shards: int,
-    positions: np.ndarray,
-    params: DedupParams,
-) -> dict[int, tuple[str, np.ndarray]]:
-    """position -> (doc_id, sorted shingle hashes) for rows of one virtual shard."""
+) -> int:
+    """Copy the candidate rows of one virtual shard (``position``, ``doc_id``, ``text``) to
+    ``scratch/candidate-texts/``, reading its split shard once; return the rows copied. The
+    verification then reads these small files, never a whole shard per pair of shards."""
+    pairs = np.load(pairs_file)
+    side = 0 if virtual < num_shards else 1  # train, held-out
+    rows = pairs[:, 1 - side]  # a pair is (held-out row, train row)
+    positions = np.unique((rows[(rows >> np.uint64(32)) == virtual] & LOW_32).astype(np.int64))
+    out = part_path(scratch / "candidate-texts", virtual)
     ids = read_shard(scratch / "ids", virtual).column("doc_id")
-    wanted = {int(p): ids[int(p)].as_py() for p in np.unique(positions)}
-    rows = _text_rows(split_root, folders, virtual % num_shards)
-    rows = rows.filter(pc.is_in(rows.column("doc_id"), pa.array(sorted(set(wanted.values())))))
-    text_of = dict(
-        zip(rows.column("doc_id").to_pylist(), rows.column("text").to_pylist(), strict=True)
+    wanted = ids.take(pa.array(positions, pa.int64()))
+    folders = held_out if side else ("train",)
+    table = _text_rows(split_root, folders, virtual % num_shards)
+    table = table.filter(pc.is_in(table.column("doc_id"), wanted))
+    at = dict(zip(wanted.to_pylist(), positions.tolist(), strict=True))
+    order = [at[d] for d in table.column("doc_id").to_pylist()]
+    write_parquet(
+        table.append_column("position", pa.array(order, pa.int64())).sort_by("position"), out
     )
-    order = sorted(wanted)
+    return len(table)
+
+
+def _shingles_of(
+    scratch: Path, virtual: int, positions: np.ndarray, params: DedupParams
+) -> dict[int, tuple[str, np.ndarray]]:
+    """position -> (doc_id, sorted shingle hashes) for the candidate rows of a virtual shard at
+    ``positions``."""
+    rows = read_shard(scratch / "candidate-texts", virtual)
+    rows = rows.filter(pc.is_in(rows.column("position"), pa.array(np.unique(positions))))
     sets = minhash.shingle_sets(
-        [text_of[wanted[p]] for p in order], params.shingle_size, params.normalization
+        rows.column("text").to_pylist(), params.shingle_size, params.normalization
     )
-    return {p: (wanted[p], sets.row(i)) for i, p in enumerate(order)}
+    ids, positions = rows.column("doc_id").to_pylist(), rows.column("position").to_pylist()
+    return {p: (ids[i], sets.row(i)) for i, p in enumerate(positions)}
 
 
 def verify_by_text(
@@ -192,22 +211,35 @@ def verify_by_text(
     held_out: tuple[str, ...],
     num_shards: int,
     params: DedupParams,
+    engine: Engine | None = None,
 ) -> dict[str, str]:
     """Held-out doc_id -> its smallest train neighbour id, for the candidate pairs whose exact
-    shingle Jaccard, from the split's own texts, reaches ``params.pair_threshold``."""
+    shingle Jaccard, from the split's own texts, reaches ``params.pair_threshold``. Each
+    virtual shard holding candidates is read once (on the engine) for its candidate rows'
+    texts; a held-out shard's and a train shard's candidate rows are in memory at a time."""
     shard_of_row = pairs >> np.uint64(32)
     position = (pairs & LOW_32).astype(np.int64)
+    pairs_file = scratch / "candidate-pairs.npy"
+    np.save(pairs_file, pairs)
+    shards = np.unique(shard_of_row).tolist()
+    (engine or LocalEngine()).map_shards(
+        partial(
+            extract_candidate_texts,
+            pairs_file=pairs_file,
+            scratch=scratch,
+            split_root=split_root,
+            held_out=held_out,
+            num_shards=num_shards,
+        ),
+        shards,
+    )
     neighbour: dict[str, str] = {}
     for held_shard in np.unique(shard_of_row[:, 0]).tolist():
         mine = shard_of_row[:, 0] == held_shard
-        held = _shingles_of(
-            scratch, split_root, held_out, held_shard, num_shards, position[mine, 0], params
-        )
+        held = _shingles_of(scratch, held_shard, position[mine, 0], params)
         for train_shard in np.unique(shard_of_row[mine, 1]).tolist():
             block = mine & (shard_of_row[:, 1] == train_shard)
-            train = _shingles_of(
-                scratch, split_root, ("train",), train_shard, num_shards, position[block, 1], params
-            )
+            train = _shingles_of(scratch, train_shard, position[block, 1], params)
             for a, b in position[block].tolist():
                 (held_id, x), (train_id, y) = held[a], train[b]
                 if sorted_jaccard(x, y) >= params.pair_threshold and train_id < neighbour.get(
@@ -242,7 +274,7 @@ def held_out_neighbours_from_bands(
     )
     done = (engine or LocalEngine()).map_shards(remap, range(num_shards))
     pairs = cross_candidates(scratch, 2 * num_shards, num_shards, len(groups))
-    neighbour = verify_by_text(scratch, pairs, split_root, held_out, num_shards, params)
+    neighbour = verify_by_text(scratch, pairs, split_root, held_out, num_shards, params, engine)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
     report = NeighbourReport(sum(h for h, _ in done), len(pairs), len(neighbour), examples)
     return report, sum(s for _, s in done)

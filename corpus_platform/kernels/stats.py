@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
+from corpus_platform.kernels.topk import scatter_counts
 
 TEXT_BATCH = 4096  # texts tokenized at a time: a batch's words, not a shard's, are in memory
 
@@ -113,15 +114,25 @@ def token_statistics(texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
 
 
 def shard_partial(
-    shard: int, folder: Path, features: tuple[str, ...], with_text: bool = False
+    shard: int,
+    folder: Path,
+    features: tuple[str, ...],
+    with_text: bool = False,
+    counts_dir: Path | None = None,
+    partitions: int = 1,
 ) -> ShardPartial:
-    """Moments, text statistics and a doc-id digest of one shard of the train split."""
+    """Moments, text statistics and a doc-id digest of one shard of the train split. With
+    ``counts_dir`` the document frequencies are scattered there into ``partitions`` by token
+    (:mod:`corpus_platform.kernels.topk`) instead of returned."""
     table = read_shard(folder, shard, ["doc_id", *features])
     ids = table.column("doc_id").to_pylist()
     moments = {name: Moments.of(column_values(table, name)) for name in features}
     if not with_text:
         return ShardPartial(shard, len(ids), fingerprint(ids), moments)
     chars, words, frequencies = text_statistics(part_path(folder, shard))
+    if counts_dir is not None:
+        scatter_counts(frequencies, counts_dir, shard, partitions)
+        frequencies = {}
     return ShardPartial(
         shard,
         len(ids),
@@ -202,8 +213,10 @@ def statistics_document(
     histograms: dict[str, tuple[list[float], list[int]]],
     top_k: int,
     with_text: bool,
+    top_tokens: list[tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
-    """The fitted statistics as a JSON-ready document, with what they were fitted on."""
+    """The fitted statistics as a JSON-ready document, with what they were fitted on;
+    ``top_tokens`` the document-frequency top-k when it was reduced apart from the partials."""
     ordered = sorted(partials, key=lambda p: p.shard)
     merged = merge_partials(ordered, features)
     document: dict[str, Any] = {
@@ -225,7 +238,11 @@ def statistics_document(
         for p in ordered:
             chars, words = chars.merge(p.text_chars), words.merge(p.text_words)
             freq.update(p.doc_freq)
-        top = sorted(freq.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+        top = (
+            sorted(freq.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+            if top_tokens is None
+            else top_tokens[:top_k]
+        )
         document["text"] = {
             "documents": chars.count,
             "chars": _moments_dict(chars),

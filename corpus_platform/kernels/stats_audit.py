@@ -22,6 +22,7 @@ import numpy as np
 from corpus_platform.base.shards import iter_batches, part_path, read_shard
 from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.stats import TEXT_BATCH, column_values
+from corpus_platform.kernels.topk import scatter_counts, top_counts
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,15 @@ class ShardAudit:
 
 
 def audit_shard(
-    shard: int, train: Path, edges: dict[str, list[float]], with_text: bool
+    shard: int,
+    train: Path,
+    edges: dict[str, list[float]],
+    with_text: bool,
+    counts_dir: Path | None = None,
+    partitions: int = 1,
 ) -> ShardAudit:
-    """The first pass over one train shard."""
+    """The first pass over one train shard; with ``counts_dir`` its document frequencies are
+    scattered there by token (:mod:`corpus_platform.kernels.topk`) instead of returned."""
     table = read_shard(train, shard, list(edges))
     counts, totals, low, high, histograms = {}, {}, {}, {}, {}
     for name, bins in edges.items():
@@ -57,6 +64,9 @@ def audit_shard(
             texts = [t for t in batch.column("text").to_pylist() if t is not None]
             documents += len(texts)
             frequencies.update(document_frequencies(texts))
+    if counts_dir is not None:
+        scatter_counts(frequencies, counts_dir, shard, partitions)
+        frequencies = Counter()
     return ShardAudit(len(table), counts, totals, low, high, histograms, documents, frequencies)
 
 
@@ -100,6 +110,8 @@ def recompute_train_statistics(
     edges: dict[str, list[float]],
     with_text: bool,
     engine: Engine | None = None,
+    scratch: Path | None = None,
+    fitted_top: list[list] | None = None,
 ) -> TrainAudit:
     """Recompute the fitted statistics from the train split in two streaming passes, each a map
     over shards on ``engine`` reduced in shard order.
@@ -110,11 +122,24 @@ def recompute_train_statistics(
         edges: Per numeric feature, the fitted histogram's bin edges.
         with_text: Also count text documents and token document frequencies.
         engine: Where shard passes run (this process by default).
+        scratch: When given, document frequencies are summed per token partition there and
+            only the recounted top-k and the counts of ``fitted_top``'s tokens come back (the
+            tokens :func:`fit_mismatches` compares); otherwise every token's count.
+        fitted_top: The fit's ``[token, count]`` top-k list (with ``scratch``).
     """
     engine = engine or LocalEngine()
     shards = range(num_shards)
+    counts_dir = scratch / "document-frequencies" if scratch is not None else None
     first = engine.map_shards(
-        partial(audit_shard, train=train, edges=edges, with_text=with_text), shards
+        partial(
+            audit_shard,
+            train=train,
+            edges=edges,
+            with_text=with_text,
+            counts_dir=counts_dir,
+            partitions=num_shards,
+        ),
+        shards,
     )
     counts = {name: sum(a.counts[name] for a in first) for name in edges}
     means = {
@@ -139,6 +164,10 @@ def recompute_train_statistics(
     frequencies: Counter[str] = Counter()
     for audit in first:
         frequencies.update(audit.frequencies)
+    if counts_dir is not None and with_text:
+        top = fitted_top or []
+        recounted, found = top_counts(counts_dir, num_shards, len(top), [t for t, _ in top], engine)
+        frequencies = Counter({**dict(recounted), **found})
     return TrainAudit(
         sum(a.rows for a in first), features, sum(a.documents for a in first), frequencies
     )

@@ -7,7 +7,7 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import ids_by_shard
 from corpus_platform.base.redact import redact_text
-from corpus_platform.base.shards import read_shard
+from corpus_platform.base.shards import rows_with_ids
 
 LARGEST_CLUSTERS = 5
 SNIPPET_CHARS = 120
@@ -24,9 +24,7 @@ def texts_of(doc_ids: set[str], folder: Path, num_shards: int) -> dict[str, str 
     """The texts of a few rows, each read from its own shard only."""
     found: dict[str, str | None] = {}
     for shard, wanted in ids_by_shard(doc_ids, num_shards):
-        table = read_shard(folder, shard, ["doc_id", "text"])
-        keep = pa.array(sorted(wanted), pa.string())
-        table = table.filter(pc.is_in(table.column("doc_id"), keep))
+        table = rows_with_ids(folder, shard, wanted, ["doc_id", "text"])
         found.update(
             zip(table.column("doc_id").to_pylist(), table.column("text").to_pylist(), strict=True)
         )

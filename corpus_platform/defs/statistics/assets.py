@@ -27,6 +27,7 @@ from corpus_platform.kernels.stats import (
     shard_partial,
     statistics_document,
 )
+from corpus_platform.kernels.topk import top_counts
 from corpus_platform.store.datasets import candidate_folder
 
 
@@ -47,9 +48,24 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
         range(config.num_shards),
     )
     features, with_text = config.feature_columns, "text" in config.input.columns
-    partials = engine.map_shards(
-        partial(shard_partial, folder=train, features=features, with_text=with_text), shards
-    )
+    with corpus.scratch(FITTED_STATISTICS) as scratch:
+        partials = engine.map_shards(
+            partial(
+                shard_partial,
+                folder=train,
+                features=features,
+                with_text=with_text,
+                counts_dir=scratch / "document-frequencies",
+                partitions=config.num_shards,
+            ),
+            shards,
+        )
+        top_k = config.statistics.top_k_tokens
+        top = (
+            top_counts(scratch / "document-frequencies", config.num_shards, top_k, (), engine)[0]
+            if with_text
+            else None
+        )
     merged = merge_partials(partials, features)
     edges = {
         name: histogram_edges(merged[name], config.statistics.histogram_bins) for name in features
@@ -66,9 +82,7 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
         )
         for name in features
     }
-    document = statistics_document(
-        partials, features, TRAIN, histograms, config.statistics.top_k_tokens, with_text
-    )
+    document = statistics_document(partials, features, TRAIN, histograms, top_k, with_text, top)
     with candidate_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
         write_json(document, staging / STATISTICS_FILE)
     counts = {"rows": document["fitted_on"]["rows"], "fitted_on": document["fitted_on"]}

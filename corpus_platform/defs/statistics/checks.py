@@ -30,9 +30,16 @@ def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> dg.AssetC
     current = split_fingerprint([shard_partial(s, train, ()) for s in range(config.num_shards)])
     features = fitted["features"]
     edges = {name: features[name]["histogram"]["edges"] for name in config.feature_columns}
-    audit = recompute_train_statistics(
-        train, config.num_shards, edges, "text" in fitted, corpus.engine(config)
-    )
+    with corpus.scratch(FITTED_ON_TRAIN) as scratch:
+        audit = recompute_train_statistics(
+            train,
+            config.num_shards,
+            edges,
+            "text" in fitted,
+            corpus.engine(config),
+            scratch,
+            fitted.get("text", {}).get("document_frequency_top_k", []),
+        )
     mismatches = fit_mismatches(fitted, audit, config.feature_columns)
     same_rows = (
         fitted["fitted_on"]["fingerprint"] == current and fitted["fitted_on"]["split"] == TRAIN
