@@ -166,7 +166,8 @@ def cut_component(
 
 @dataclass(frozen=True)
 class ComponentPlan:
-    """What the group split places by: entity -> component (or piece), the bridge rows to
+    """What the group split places by: entity -> component (or piece; with ``labels``, only the
+    pieces of cut components, the rest read from the labels on disk), the bridge rows to
     drop, the report on the components before any cut, the cuts, and ``error`` when an oversize
     component stops the split."""
 
@@ -176,6 +177,8 @@ class ComponentPlan:
     cuts: tuple[Cut, ...] = ()
     piece_share: float | None = None
     error: str | None = None
+    labels: Path | None = None  # entity -> component on disk (the engine plan), else None
+    linked: int = 0  # components holding a linked entity
 
 
 def oversize_message(report: ComponentReport, max_share: float) -> str:
@@ -215,7 +218,8 @@ def plan_components(
         upstream, num_shards, graph.component_of, report.described(), endpoints
     )
     report = report.with_samples(samples)
-    plan = ComponentPlan(graph.component_of, frozenset(), report)
+    linked = len(set(graph.component_of.values()))
+    plan = ComponentPlan(graph.component_of, frozenset(), report, linked=linked)
     if not report.oversize:
         return plan
     if not cutting:

@@ -138,13 +138,34 @@ def _write_labels(shard: int, labels: Path, out: Path) -> int:
     return len(table)
 
 
+def write_edge_arrays(
+    first: pa.Array | pa.ChunkedArray,
+    second: pa.Array | pa.ChunkedArray,
+    work: Path,
+    source: int,
+    partitions: int,
+) -> int:
+    """Edges ``first[i] -- second[i]`` (self-links and nulls dropped) as input file ``source``
+    of the first step; several sources may add edges to one graph. Return the edges kept."""
+    table = pa.table({"a": first, "b": second})
+    table = table.filter(pc.not_equal(table.column("a"), table.column("b")))  # nulls dropped too
+    a, b = table.column("a").combine_chunks(), table.column("b").combine_chunks()
+    scatter(
+        _both_ways(a.cast(pa.string()), b.cast(pa.string())),
+        "key",
+        work / "step-00000",
+        source,
+        partitions,
+    )
+    return len(table)
+
+
 def write_edges(edges: Iterable[tuple[str, str]], work: Path, partitions: int) -> int:
     """The graph's edges (self-links dropped) as the first step's input; return their number."""
-    pairs = [(a, b) for a, b in edges if a != b]
+    pairs = list(edges)
     first = pa.array([a for a, _ in pairs], pa.string())
     second = pa.array([b for _, b in pairs], pa.string())
-    scatter(_both_ways(first, second), "key", work / "step-00000", 0, partitions)
-    return len(pairs)
+    return write_edge_arrays(first, second, work, 0, partitions)
 
 
 def connected_components(

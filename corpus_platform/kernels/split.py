@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from corpus_platform.base.hashing import BUCKETS, bucket_of
 from corpus_platform.base.names import SPLITS
@@ -60,6 +61,22 @@ def entity_components(pairs: pa.Table, clusters: pa.Table | None = None) -> dict
     return {member: root for root, members in links.groups().items() for member in members}
 
 
+def read_labels(labels: Path, entities: pa.Array | pa.ChunkedArray) -> dict[str, str]:
+    """Entity -> component for the linked ``entities``, from every partition of ``labels``
+    (``node``, ``component`` files written by the split's connected components)."""
+    wanted = pc.unique(entities)
+    found: dict[str, str] = {}
+    for path in sorted(labels.glob("part-*.parquet")):
+        table = pq.read_table(path)
+        table = table.filter(pc.is_in(table.column("node"), wanted))
+        found.update(
+            zip(
+                table.column("node").to_pylist(), table.column("component").to_pylist(), strict=True
+            )
+        )
+    return found
+
+
 def bucket_bounds(ratios: dict[str, float]) -> list[tuple[str, int]]:
     """Upper bucket bound (exclusive) of each split, in SPLITS order."""
     bounds, cumulative = [], 0.0
@@ -87,6 +104,7 @@ class SplitPlan:
     asof: tuple[AsofFeature, ...] = ()
     asof_scratch: Path | None = None
     bridges: frozenset[str] = frozenset()
+    labels: Path | None = None  # entity -> component partitions (split_graph); else components
 
     def place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
         """(component, bucket, split or drop reason) for every row of ``table``; rows in
@@ -101,7 +119,10 @@ class SplitPlan:
     def _place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
         key_column = "doc_id" if self.mode == "row" else "entity"
         keys = table.column(key_column).to_pylist()
-        component = [k if self.mode == "row" else self.components.get(k, k) for k in keys]
+        named = self.components
+        if self.labels is not None and self.mode != "row":
+            named = {**read_labels(self.labels, table.column("entity")), **self.components}
+        component = [k if self.mode == "row" else named.get(k, k) for k in keys]
         buckets = [bucket_of(c, self.seed) for c in component]
         bounds = bucket_bounds(self.ratios)
         by_bucket = [split_of(b, bounds) for b in buckets]

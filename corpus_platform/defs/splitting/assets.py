@@ -16,9 +16,7 @@ from corpus_platform.base.names import (
 from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import (
     MANIFEST,
-    read_all_shards,
     read_manifest,
-    read_parquet,
     write_json,
     write_parquet,
 )
@@ -29,10 +27,11 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting import checks  # noqa: F401 (registers the checks before the specs)
 from corpus_platform.kernels.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.components import ComponentReport, ComponentStats
-from corpus_platform.kernels.cut import ComponentPlan, plan_components
+from corpus_platform.kernels.cut import ComponentPlan
 from corpus_platform.kernels.engine import Engine
 from corpus_platform.kernels.leakage import moved_into_train
 from corpus_platform.kernels.split import BRIDGE, SplitPlan, split_shard
+from corpus_platform.kernels.split_graph import plan_components_on_engine
 from corpus_platform.kernels.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
 
@@ -51,18 +50,22 @@ def compute_asof(engine: Engine, upstream: Path, scratch: Path, config: CorpusCo
     )
 
 
-def component_plan(upstream: Path, config: CorpusConfig) -> ComponentPlan | None:
-    """Group modes: components, their report and any cut; fails the step on an oversize
-    component the config does not cut (or that cannot be cut), naming it and the fix."""
+def component_plan(
+    upstream: Path, config: CorpusConfig, scratch: Path, engine: Engine
+) -> ComponentPlan | None:
+    """Group modes: components (on the engine, labels under ``scratch``), their report and any
+    cut; fails the step on an oversize component the config does not cut (or that cannot be
+    cut), naming it and the fix."""
     if config.split.mode not in ("group", "time_group"):
         return None
-    plan = plan_components(
-        read_parquet(upstream / SIMILAR_PAIRS),
-        read_all_shards(upstream / "clusters", config.num_shards),
+    plan = plan_components_on_engine(
         upstream,
+        upstream / SIMILAR_PAIRS,
         config.num_shards,
         config.split,
         config.seed,
+        scratch / "components",
+        engine,
     )
     if plan.error is not None:
         raise dg.Failure(
@@ -90,6 +93,7 @@ def make_plan(
         config.asof_features,
         scratch,
         linked.bridges if linked else frozenset(),
+        linked.labels if linked else None,
     )
 
 
@@ -183,11 +187,26 @@ def record_epoch_moves(published: Path, staging: Path, config: CorpusConfig) -> 
 def split_documents(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     upstream, engine = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.engine(config)
-    linked = component_plan(upstream, config)
-    with (
-        corpus.scratch(SPLIT_DOCUMENTS) as scratch,
-        candidate_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging,
-    ):
+    with corpus.scratch(SPLIT_DOCUMENTS) as scratch:
+        linked = component_plan(upstream, config, scratch, engine)
+        counts = place_rows(corpus, config, engine, upstream, scratch, linked)
+    extra = {
+        "linked_components": linked.linked if linked else 0,
+        **(component_metadata(linked) if linked else {}),
+    }
+    yield from publish(corpus, config, SPLIT_DOCUMENTS, counts, extra)
+
+
+def place_rows(
+    corpus: CorpusProject,
+    config: CorpusConfig,
+    engine: Engine,
+    upstream: Path,
+    scratch: Path,
+    linked: ComponentPlan | None,
+) -> dict:
+    """Write every split shard into the stage's candidate folder; return the manifest."""
+    with candidate_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging:
         if config.asof_features:
             compute_asof(engine, upstream, scratch, config)
         plan = make_plan(upstream, scratch, config, linked)
@@ -208,8 +227,4 @@ def split_documents(corpus: CorpusProject) -> StageOutput:
             **record_epoch_moves(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config),
         }
         write_json(counts, staging / MANIFEST)
-    extra = {
-        "linked_components": len(set(plan.components.values())),
-        **(component_metadata(linked) if linked else {}),
-    }
-    yield from publish(corpus, config, SPLIT_DOCUMENTS, counts, extra)
+    return counts
