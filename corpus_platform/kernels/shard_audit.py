@@ -215,18 +215,31 @@ def draw_report(fmt: str, samples: pa.Table, expected: pa.Table) -> DrawReport:
         [("draw", "count"), ("draw", "count_distinct"), ("draw", "min"), ("draw", "max")]
     )
     joined = expected.join(grouped, "doc_id", join_type="full outer")
-    counted = joined.to_pydict()
-    wrong = []
-    for i, doc_id in enumerate(counted["doc_id"]):
-        k = counted["times_drawn"][i] or 0
-        seen = (
-            counted["draw_count"][i] or 0,
-            counted["draw_count_distinct"][i] or 0,
-            counted["draw_min"][i],
-            counted["draw_max"][i],
+    zero = pa.scalar(0, pa.int64())
+    k = pc.coalesce(joined.column("times_drawn"), zero)
+    count = pc.coalesce(joined.column("draw_count"), zero)
+    distinct = pc.coalesce(joined.column("draw_count_distinct"), zero)
+    low, high = joined.column("draw_min"), joined.column("draw_max")
+    drawn = pc.greater(k, 0)
+    right = pc.and_(
+        pc.and_(pc.equal(count, k), pc.equal(distinct, k)),
+        pc.if_else(
+            drawn,
+            pc.and_(pc.equal(low, 0), pc.equal(high, pc.subtract(k, 1))),
+            pc.and_(pc.is_null(low), pc.is_null(high)),
+        ),
+    )
+    bad = joined.filter(pc.invert(pc.fill_null(right, False)))
+    wrong = [
+        f"{doc_id}: drawn {times or 0}, {fmt} holds {held or 0} ({unique or 0} distinct draws)"
+        for doc_id, times, held, unique in zip(
+            *(
+                bad.column(c).to_pylist()
+                for c in ("doc_id", "times_drawn", "draw_count", "draw_count_distinct")
+            ),
+            strict=True,
         )
-        if seen != (k, k, 0 if k else None, k - 1 if k else None):
-            wrong.append(f"{doc_id}: drawn {k}, {fmt} holds {seen[0]} ({seen[1]} distinct draws)")
+    ]
     duplicates = mine.group_by("key").aggregate([("key", "count")])
     repeated = duplicates.filter(pc.greater(duplicates.column("key_count"), 1))
     return DrawReport(
