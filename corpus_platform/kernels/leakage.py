@@ -3,7 +3,7 @@ held-out rows have a near neighbour in train."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -227,18 +227,25 @@ def _sketch_rows(
     return out
 
 
-def verify_cross_pairs(scratch: Path, pairs: np.ndarray, threshold: float) -> dict[str, str]:
-    """Held-out doc_id -> its smallest train neighbour id, for the pairs whose exact shingle
-    Jaccard reaches ``threshold``; two sketched shards in memory at a time."""
+Rows = dict[int, tuple[str, np.ndarray]]  # position -> (doc_id, sorted shingle hashes)
+
+
+def nearest_train_neighbours(
+    pairs: np.ndarray, load: Callable[[int, np.ndarray], Rows], threshold: float
+) -> dict[str, str]:
+    """Held-out doc_id -> its smallest train neighbour id, for the candidate pairs (held-out
+    row, train row; each ``shard << 32 | position``) whose exact shingle Jaccard reaches
+    ``threshold``. ``load(shard, positions)`` gives the shingles of those rows of a shard; one
+    held-out shard's and one train shard's candidate rows are in memory at a time."""
     shard_of_row = pairs >> np.uint64(32)
     position = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
     neighbour: dict[str, str] = {}
     for held_shard in np.unique(shard_of_row[:, 0]).tolist():
         mine = shard_of_row[:, 0] == held_shard
-        held = _sketch_rows(scratch, held_shard, np.unique(position[mine, 0]))
+        held = load(held_shard, np.unique(position[mine, 0]))
         for train_shard in np.unique(shard_of_row[mine, 1]).tolist():
             block = mine & (shard_of_row[:, 1] == train_shard)
-            train = _sketch_rows(scratch, train_shard, np.unique(position[block, 1]))
+            train = load(train_shard, np.unique(position[block, 1]))
             for a, b in position[block].tolist():
                 (held_id, x), (train_id, y) = held[a], train[b]
                 if sorted_jaccard(x, y) >= threshold and train_id < neighbour.get(
@@ -246,6 +253,11 @@ def verify_cross_pairs(scratch: Path, pairs: np.ndarray, threshold: float) -> di
                 ):
                     neighbour[held_id] = train_id
     return neighbour
+
+
+def verify_cross_pairs(scratch: Path, pairs: np.ndarray, threshold: float) -> dict[str, str]:
+    """:func:`nearest_train_neighbours` with the shingles kept in the sketch files."""
+    return nearest_train_neighbours(pairs, partial(_sketch_rows, scratch), threshold)
 
 
 def sketch_split_shard(

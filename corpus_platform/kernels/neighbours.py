@@ -33,9 +33,14 @@ from corpus_platform.base.shards import (
     write_parquet,
 )
 from corpus_platform.kernels import minhash
-from corpus_platform.kernels.dedup import BAND_SCHEMA, DedupParams, sketch, sorted_jaccard
+from corpus_platform.kernels.dedup import BAND_SCHEMA, DedupParams, sketch
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.leakage import MAX_EXAMPLES, NeighbourReport, cross_candidates
+from corpus_platform.kernels.leakage import (
+    MAX_EXAMPLES,
+    NeighbourReport,
+    cross_candidates,
+    nearest_train_neighbours,
+)
 
 LAYOUT_FILE = "band_layout.json"
 LOW_32 = np.uint64(0xFFFFFFFF)
@@ -217,11 +222,9 @@ def verify_by_text(
     shingle Jaccard, from the split's own texts, reaches ``params.pair_threshold``. Each
     virtual shard holding candidates is read once (on the engine) for its candidate rows'
     texts; a held-out shard's and a train shard's candidate rows are in memory at a time."""
-    shard_of_row = pairs >> np.uint64(32)
-    position = (pairs & LOW_32).astype(np.int64)
     pairs_file = scratch / "candidate-pairs.npy"
     np.save(pairs_file, pairs)
-    shards = np.unique(shard_of_row).tolist()
+    shards = np.unique(pairs >> np.uint64(32)).tolist()
     (engine or LocalEngine()).map_shards(
         partial(
             extract_candidate_texts,
@@ -233,20 +236,8 @@ def verify_by_text(
         ),
         shards,
     )
-    neighbour: dict[str, str] = {}
-    for held_shard in np.unique(shard_of_row[:, 0]).tolist():
-        mine = shard_of_row[:, 0] == held_shard
-        held = _shingles_of(scratch, held_shard, position[mine, 0], params)
-        for train_shard in np.unique(shard_of_row[mine, 1]).tolist():
-            block = mine & (shard_of_row[:, 1] == train_shard)
-            train = _shingles_of(scratch, train_shard, position[block, 1], params)
-            for a, b in position[block].tolist():
-                (held_id, x), (train_id, y) = held[a], train[b]
-                if sorted_jaccard(x, y) >= params.pair_threshold and train_id < neighbour.get(
-                    held_id, "\uffff"
-                ):
-                    neighbour[held_id] = train_id
-    return neighbour
+    load = partial(_shingles_of, scratch, params=params)
+    return nearest_train_neighbours(pairs, load, params.pair_threshold)
 
 
 def held_out_neighbours_from_bands(

@@ -14,7 +14,6 @@ from corpus_platform.base.shards import (
     count_rows,
     write_json,
     write_parquet,
-    write_sharded,
 )
 from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.dedup import checks  # noqa: F401 (registers the checks before the specs)
@@ -23,8 +22,7 @@ from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     DedupParams,
-    cluster_documents,
-    cluster_sizes,
+    cluster_to_disk,
     pairs_table,
     signature_shard,
     write_dedup_shard,
@@ -52,29 +50,34 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
     rows = count_rows(upstream, config.num_shards)
     params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     engine = corpus.engine(config)
-    with corpus.scratch(DEDUPLICATED_DOCUMENTS) as scratch:
+    with (
+        corpus.scratch(DEDUPLICATED_DOCUMENTS) as scratch,
+        candidate_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging,
+    ):
         engine.map_shards(
             partial(signature_shard, upstream=upstream, scratch=scratch, params=params), shards
         )
-        result = cluster_documents(
-            scratch, config.num_shards, params, config.engine.memory_mb, engine
+        result = cluster_to_disk(
+            scratch,
+            config.num_shards,
+            params,
+            staging / "clusters",
+            config.engine.memory_mb,
+            engine,
         )
         save_band_layout(scratch / "bands", params, config.num_shards)
         band_cache.stash(corpus.root_path, scratch)
-    membership, scored = result.membership(params.mode), result.scored
-    with candidate_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging:
-        write_sharded(membership, staging / "clusters", config.num_shards)
         write = partial(write_dedup_shard, upstream=upstream, staging=staging, mode=params.mode)
         rows = engine.map_shards(write, shards)
-        write_parquet(pairs_table(scored, params.pair_threshold), staging / SIMILAR_PAIRS)
-        sizes = cluster_sizes(result.cluster_of)
+        write_parquet(pairs_table(result.scored, params.pair_threshold), staging / SIMILAR_PAIRS)
+        sizes = result.summary.sizes
         counts = {
             "rows_in": sum(r[0] for r in rows),
             "rows": sum(r[1] for r in rows),
             "duplicate_clusters": sum(sizes.values()),
-            "rows_in_clusters": len(result.cluster_of),
+            "rows_in_clusters": result.summary.rows_in_clusters,
             "candidate_pairs": result.candidates,
-            "similar_pairs": len(scored),
+            "similar_pairs": len(result.scored),
             "cluster_size_histogram": {str(k): v for k, v in sizes.items()},
             "lsh_bands_rows": list(params.bands),
             "representative_rule": params.keep,
@@ -83,7 +86,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
     extra = {
         "cluster_sizes": dg.MetadataValue.md(histogram_markdown(sizes)),
         "largest_clusters": dg.MetadataValue.md(
-            largest_clusters_markdown(membership, upstream, config.num_shards)
+            largest_clusters_markdown(result.summary.largest, upstream, config.num_shards)
         ),
     }
     try:

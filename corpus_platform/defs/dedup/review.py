@@ -1,13 +1,12 @@
 """Markdown for reviewing duplicate clusters in the UI: size histogram and the largest clusters."""
 
+from collections.abc import Sequence
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import ids_by_shard
 from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import rows_with_ids
+from corpus_platform.kernels.dedup.membership import LargeCluster
 
 LARGEST_CLUSTERS = 5
 SNIPPET_CHARS = 120
@@ -37,33 +36,22 @@ def _snippet(text: str | None) -> str:
     return redact_text(text[:SNIPPET_CHARS]).replace("|", "\\|").replace("\n", " ")
 
 
-def largest_clusters_markdown(membership: pa.Table, upstream: Path, num_shards: int) -> str:
+def largest_clusters_markdown(
+    largest: Sequence[LargeCluster], upstream: Path, num_shards: int
+) -> str:
     """The largest clusters (ties by cluster id): size, kept row and one dropped member, with
     the start of their texts (redacted) and the member's estimated similarity to the kept row."""
-    sizes = membership.group_by("cluster_id").aggregate([("doc_id", "count")])
-    ranked = sorted(
-        zip(
-            sizes.column("cluster_id").to_pylist(),
-            sizes.column("doc_id_count").to_pylist(),
-            strict=True,
-        ),
-        key=lambda item: (-item[1], item[0]),
-    )[:LARGEST_CLUSTERS]
-    rows = []
-    for cluster, size in ranked:
-        members = membership.filter(pc.equal(membership.column("cluster_id"), cluster))
-        representative = members.column("representative")[0].as_py()
-        others = members.filter(pc.not_equal(members.column("doc_id"), representative))
-        other = others.slice(0, 1).to_pylist()[0]
-        rows.append((cluster, size, representative, other["doc_id"], other["similarity"]))
-    texts = texts_of({r[2] for r in rows} | {r[3] for r in rows}, upstream, num_shards)
+    texts = texts_of(
+        {c.representative for c in largest} | {c.member for c in largest}, upstream, num_shards
+    )
     lines = [
         "| cluster | size | kept row | kept text | a member | similarity | member text |",
         "|---|---:|---|---|---|---:|---|",
     ]
-    for cluster, size, kept, other, similarity in rows:
+    for c in largest:
         lines.append(
-            f"| {cluster} | {size} | {kept} | {_snippet(texts.get(kept))} | {other} | "
-            f"{similarity:.3f} | {_snippet(texts.get(other))} |"
+            f"| {c.cluster_id} | {c.size} | {c.representative} | "
+            f"{_snippet(texts.get(c.representative))} | {c.member} | {c.similarity:.3f} | "
+            f"{_snippet(texts.get(c.member))} |"
         )
     return "\n".join(lines)

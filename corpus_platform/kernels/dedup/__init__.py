@@ -23,6 +23,10 @@ the corpus beyond the grouping of band keys:
    member, representative, kept, quality, estimated similarity to the representative), then per
    shard the kept rows (every row in annotate mode) stamped with their cluster id.
 
+The stage runs steps 5 and 6 on the engine (:func:`cluster_to_disk`,
+:mod:`corpus_platform.kernels.dedup.membership`), partitioned by cluster id through disk; the
+in-memory :func:`cluster_documents` gives the same decisions as Python objects.
+
 The LSH layout makes a pair at the split's similarity threshold (itself below the dedup
 threshold) a candidate with probability ``LSH_RECALL`` (99.99%), so the same pass yields the
 "similar pairs" the split stage uses to keep near-neighbours on one side. Every output is
@@ -45,10 +49,13 @@ from corpus_platform.kernels.dedup.candidates import (
 )
 from corpus_platform.kernels.dedup.clusters import (
     DedupResult,
+    DiskClusters,
     MemberInfo,
     build_clusters,
     choose_representatives,
     cluster_documents,
+    cluster_to_disk,
+    link_clusters,
     member_info,
     membership_table,
     pairs_table,
@@ -100,6 +107,7 @@ __all__ = [
     "Collisions",
     "DedupParams",
     "DedupResult",
+    "DiskClusters",
     "MemberInfo",
     "ScoredPair",
     "block_candidates",
@@ -109,6 +117,7 @@ __all__ = [
     "choose_representatives",
     "cluster_documents",
     "cluster_sizes",
+    "cluster_to_disk",
     "colliding_rows",
     "doc_ids_at",
     "estimated_jaccard",
@@ -118,6 +127,7 @@ __all__ = [
     "group_candidates",
     "jaccard",
     "kept_duplicate_pairs",
+    "link_clusters",
     "load_sketches",
     "member_info",
     "membership_table",

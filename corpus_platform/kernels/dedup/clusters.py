@@ -19,6 +19,7 @@ from corpus_platform.base.shards import (
     write_parquet,
 )
 from corpus_platform.kernels.dedup.candidates import exact_duplicate_groups, group_candidates
+from corpus_platform.kernels.dedup.membership import MembershipSummary, write_membership
 from corpus_platform.kernels.dedup.params import KEY_ROW_BYTES, DedupParams, partitions_for
 from corpus_platform.kernels.dedup.verify import (
     ScoredPair,
@@ -32,6 +33,29 @@ from corpus_platform.kernels.graph import connected_components, write_edges
 EDGE_ROW_BYTES = 400  # an edge row in a components step: two ids twice, hashes, the join
 
 
+def link_clusters(
+    exact: list[list[str]],
+    scored: list[ScoredPair],
+    threshold: float,
+    work: Path,
+    num_shards: int,
+    engine: Engine | None = None,
+    memory_mb: int = 1024,
+) -> Path:
+    """Link exact groups and pairs with similarity >= ``threshold`` and find the components on
+    the engine through ``work`` (:mod:`corpus_platform.kernels.graph`), partitioned so one
+    partition of links fits in ``memory_mb``. Return the labels folder: ``part-N`` holds the
+    (``node``, ``component``) rows of the clustered doc ids of shard N, a cluster (size > 1)
+    being named by its smallest doc_id."""
+    links = [(group[0], member) for group in exact for member in group[1:]]
+    links += [(p.doc_a, p.doc_b) for p in scored if p.similarity >= threshold]
+    partitions = max(num_shards, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
+    write_edges(links, work / "links", partitions)
+    del links
+    connected_components(work / "links", work / "labels", partitions, num_shards, engine)
+    return work / "labels"
+
+
 def build_clusters(
     exact: list[list[str]],
     scored: list[ScoredPair],
@@ -41,19 +65,10 @@ def build_clusters(
     engine: Engine | None = None,
     memory_mb: int = 1024,
 ) -> dict[str, str]:
-    """Link exact groups and pairs with similarity >= ``threshold``; map every member of a
-    cluster (size > 1) to the cluster id, its smallest doc_id.
-
-    The components are found on the engine through ``work`` (:mod:`corpus_platform.kernels.
-    graph`), partitioned so one partition of links fits in ``memory_mb``."""
-    links = [(group[0], member) for group in exact for member in group[1:]]
-    links += [(p.doc_a, p.doc_b) for p in scored if p.similarity >= threshold]
-    partitions = max(num_shards, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
-    write_edges(links, work / "links", partitions)
-    del links
-    connected_components(work / "links", work / "labels", partitions, num_shards, engine)
+    """:func:`link_clusters`, read back: every member of a cluster -> the cluster id."""
+    labels = link_clusters(exact, scored, threshold, work, num_shards, engine, memory_mb)
     cluster_of: dict[str, str] = {}
-    for _, table in iter_shards(work / "labels", num_shards):
+    for _, table in iter_shards(labels, num_shards):
         nodes, names = table.column("node").to_pylist(), table.column("component").to_pylist()
         cluster_of.update(zip(nodes, names, strict=True))
     return cluster_of
@@ -158,6 +173,24 @@ class DedupResult:
         )
 
 
+def _pairs_and_links(
+    scratch: Path, num_shards: int, params: DedupParams, memory_mb: int, engine: Engine | None
+) -> tuple[int, list[ScoredPair], Path]:
+    """Steps 2 to 4: candidates, their scores and the clusters' labels folder."""
+    group_candidates(scratch, num_shards, params, engine)
+    candidates, scored = score_candidates(
+        scratch, num_shards, params, engine, params.pair_threshold
+    )
+    rows = count_rows(scratch / "keys", num_shards)
+    exact = exact_duplicate_groups(
+        scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
+    )
+    labels = link_clusters(
+        exact, scored, params.threshold, scratch / "graph", num_shards, engine, memory_mb
+    )
+    return candidates, scored, labels
+
+
 def cluster_documents(
     scratch: Path,
     num_shards: int,
@@ -167,22 +200,46 @@ def cluster_documents(
 ) -> DedupResult:
     """Steps 2 to 5 over the scratch files that :func:`signature_shard` wrote for every shard:
     band-key grouping, verification and the clusters' components run on ``engine``;
-    ``memory_mb`` sizes the partitions of exact keys and of the components' links."""
-    group_candidates(scratch, num_shards, params, engine)
-    candidates, scored = score_candidates(
-        scratch, num_shards, params, engine, params.pair_threshold
-    )
-    rows = count_rows(scratch / "keys", num_shards)
-    exact = exact_duplicate_groups(
-        scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
-    )
-    cluster_of = build_clusters(
-        exact, scored, params.threshold, scratch / "graph", num_shards, engine, memory_mb
-    )
+    ``memory_mb`` sizes the partitions of exact keys and of the components' links. Every
+    decision comes back into this process (tests and the dedup benchmark read them); the stage
+    uses :func:`cluster_to_disk`."""
+    candidates, scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
+    cluster_of: dict[str, str] = {}
+    for _, table in iter_shards(labels, num_shards):
+        nodes, names = table.column("node").to_pylist(), table.column("component").to_pylist()
+        cluster_of.update(zip(nodes, names, strict=True))
     info = member_info(set(cluster_of), scratch, num_shards)
     representative = choose_representatives(cluster_of, info, params.keep)
     similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
     return DedupResult(scored, cluster_of, representative, similarity, info, candidates)
+
+
+@dataclass(frozen=True)
+class DiskClusters:
+    """What :func:`cluster_to_disk` brings back: the pairs at or above the split's threshold,
+    how many candidates were scored, and the summary of the membership it wrote."""
+
+    scored: list[ScoredPair]
+    candidates: int
+    summary: MembershipSummary
+
+
+def cluster_to_disk(
+    scratch: Path,
+    num_shards: int,
+    params: DedupParams,
+    clusters: Path,
+    memory_mb: int = 1024,
+    engine: Engine | None = None,
+) -> DiskClusters:
+    """Steps 2 to 6 with the membership table written to ``clusters/`` on the engine
+    (:mod:`corpus_platform.kernels.dedup.membership`): the same files as
+    :func:`cluster_documents`' membership written by shard, nothing per clustered row here."""
+    candidates, scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
+    summary = write_membership(
+        labels, scratch, clusters, num_shards, params.keep, params.mode, engine
+    )
+    return DiskClusters(scored, candidates, summary)
 
 
 def pairs_table(scored: list[ScoredPair], min_similarity: float) -> pa.Table:

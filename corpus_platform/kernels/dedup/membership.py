@@ -1,0 +1,210 @@
+"""Steps 5 and 6 on the engine: representatives, similarities and the membership table.
+
+:func:`corpus_platform.kernels.dedup.clusters.cluster_documents` brings every clustered row
+into the calling process (cluster, entity, quality, kept row, similarity); the stage uses this
+module instead, which writes the same membership files with nothing per row in the caller:
+
+1. :func:`gather_members`, per shard: the shard's clustered rows (the components' labels are
+   partitioned like the shards, by ``stable_hash(doc_id)``), their entity and quality score from
+   ``keys/`` and their MinHash signature from ``sketches/``, scattered by cluster id.
+2. :func:`decide_partition`, per cluster partition: each cluster's kept row (the same rule as
+   :func:`~corpus_platform.kernels.dedup.clusters.choose_representatives`) and each member's
+   estimated similarity to it; rows scattered back by doc shard; returns the partition's
+   cluster-size histogram and its largest clusters.
+3. :func:`write_membership_shard`, per shard: ``clusters/part-N`` sorted by (cluster id, doc id),
+   byte-identical to :func:`~corpus_platform.kernels.dedup.clusters.membership_table` written
+   by shard.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
+from corpus_platform.kernels.dedup.verify import estimated_jaccard
+from corpus_platform.kernels.engine import Engine, LocalEngine
+from corpus_platform.kernels.graph import scatter
+
+MEMBER_SCHEMA = pa.schema(
+    [
+        ("cluster_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("entity", pa.string()),
+        ("quality_score", pa.float64()),
+        ("signature", pa.binary()),
+    ]
+)
+MEMBERSHIP_SCHEMA = pa.schema(
+    [
+        ("cluster_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("entity", pa.string()),
+        ("representative", pa.string()),
+        ("kept", pa.bool_()),
+        ("quality_score", pa.float64()),
+        ("similarity", pa.float64()),
+    ]
+)
+LARGEST_CLUSTERS = 5
+
+
+@dataclass(frozen=True)
+class LargeCluster:
+    """One of the largest clusters: its size, kept row and first other member (by doc id)."""
+
+    cluster_id: str
+    size: int
+    representative: str
+    member: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class MembershipSummary:
+    """What the stage reports about its clusters."""
+
+    sizes: dict[int, int]  # cluster size -> clusters
+    rows_in_clusters: int
+    largest: tuple[LargeCluster, ...]
+
+
+def _gathered(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
+    files = sorted((folder / f"to-{part:05d}").glob("from-*.parquet"))
+    tables = [pq.read_table(f, schema=schema) for f in files]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def gather_members(shard: int, labels: Path, scratch: Path, out: Path, partitions: int) -> int:
+    """Scatter one shard's clustered rows (cluster id, doc id, entity, quality, signature or
+    null for rows without text) by cluster id; return how many."""
+    named = read_shard(labels, shard).rename_columns(["doc_id", "cluster_id"])
+    ids = named.column("doc_id")
+    keys = read_shard(scratch / "keys", shard, ["doc_id", "entity", "quality_score"])
+    keys = keys.filter(pc.is_in(keys.column("doc_id"), ids))
+    signed = [
+        batch.filter(pc.is_in(batch.column("doc_id"), ids))
+        for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "signature"])
+    ]
+    signatures = pa.concat_tables(
+        [pa.table({"doc_id": pa.array([], pa.string()), "signature": pa.array([], pa.binary())})]
+        + [t.cast(pa.schema([("doc_id", pa.string()), ("signature", pa.binary())])) for t in signed]
+    )
+    table = named.join(keys, "doc_id", join_type="left outer")
+    table = table.join(signatures, "doc_id", join_type="left outer")
+    table = table.select(MEMBER_SCHEMA.names).cast(MEMBER_SCHEMA)
+    scatter(table, "cluster_id", out, shard, partitions)
+    return len(table)
+
+
+def _kept(members: list[dict], keep: str) -> dict:
+    return min(
+        members,
+        key=lambda r: (-r["quality_score"] if keep == "quality" else 0.0, r["doc_id"]),
+    )
+
+
+def _similarity(mine: bytes | None, theirs: bytes | None) -> float:
+    """Estimated Jaccard of two MinHash signatures; 1.0 when either row has no text."""
+    if mine is None or theirs is None:
+        return 1.0
+    return estimated_jaccard(
+        np.frombuffer(mine, dtype=np.uint32), np.frombuffer(theirs, dtype=np.uint32)
+    )
+
+
+def decide_partition(
+    part: int, members: Path, out: Path, num_shards: int, keep: str, mode: str
+) -> tuple[Counter[int], list[LargeCluster]]:
+    """Kept row and similarities of every cluster of one partition, scattered by doc shard;
+    return the partition's size histogram and its largest clusters (ties by cluster id)."""
+    rows = _gathered(members, part, MEMBER_SCHEMA).to_pylist()
+    clusters: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        clusters[row["cluster_id"]].append(row)
+    decided, sizes, largest = [], Counter(), []
+    for cluster_id, group in sorted(clusters.items()):
+        group.sort(key=lambda r: r["doc_id"])
+        kept = _kept(group, keep)
+        similarity = {r["doc_id"]: _similarity(r["signature"], kept["signature"]) for r in group}
+        decided += [
+            (
+                cluster_id,
+                r["doc_id"],
+                r["entity"],
+                kept["doc_id"],
+                mode == "annotate" or r["doc_id"] == kept["doc_id"],
+                r["quality_score"],
+                similarity[r["doc_id"]],
+            )
+            for r in group
+        ]
+        sizes[len(group)] += 1
+        other = next(r["doc_id"] for r in group if r["doc_id"] != kept["doc_id"])
+        largest.append(
+            LargeCluster(cluster_id, len(group), kept["doc_id"], other, similarity[other])
+        )
+    columns = list(zip(*decided, strict=True)) if decided else [[] for _ in MEMBERSHIP_SCHEMA]
+    table = pa.table(
+        [pa.array(c, f.type) for c, f in zip(columns, MEMBERSHIP_SCHEMA, strict=True)],
+        schema=MEMBERSHIP_SCHEMA,
+    )
+    scatter(table, "doc_id", out, part, num_shards)
+    largest.sort(key=lambda c: (-c.size, c.cluster_id))
+    return sizes, largest[:LARGEST_CLUSTERS]
+
+
+def write_membership_shard(shard: int, decided: Path, clusters: Path) -> int:
+    """``clusters/part-<shard>``: the shard's membership rows sorted by (cluster id, doc id)."""
+    table = _gathered(decided, shard, MEMBERSHIP_SCHEMA)
+    table = table.sort_by([("cluster_id", "ascending"), ("doc_id", "ascending")])
+    write_parquet(table.combine_chunks(), part_path(clusters, shard))
+    return len(table)
+
+
+def write_membership(
+    labels: Path,
+    scratch: Path,
+    clusters: Path,
+    num_shards: int,
+    keep: str,
+    mode: str,
+    engine: Engine | None = None,
+) -> MembershipSummary:
+    """Write ``clusters/`` (the membership side table, one file per shard) from the clusters'
+    ``labels`` and the sketches and keys under ``scratch``, on ``engine``."""
+    engine = engine or LocalEngine()
+    shards = range(num_shards)
+    members, decided = scratch / "members", scratch / "decided"
+    engine.map_shards(
+        partial(gather_members, labels=labels, scratch=scratch, out=members, partitions=num_shards),
+        shards,
+    )
+    parts = engine.map_shards(
+        partial(
+            decide_partition,
+            members=members,
+            out=decided,
+            num_shards=num_shards,
+            keep=keep,
+            mode=mode,
+        ),
+        shards,
+    )
+    rows = engine.map_shards(
+        partial(write_membership_shard, decided=decided, clusters=clusters), shards
+    )
+    sizes: Counter[int] = Counter()
+    for part_sizes, _ in parts:
+        sizes.update(part_sizes)
+    largest = sorted((c for _, top in parts for c in top), key=lambda c: (-c.size, c.cluster_id))
+    return MembershipSummary(
+        dict(sorted(sizes.items())), sum(rows), tuple(largest[:LARGEST_CLUSTERS])
+    )
