@@ -229,15 +229,33 @@ def plan_components(
         name = graph.component_of.get(entity, entity)
         if name in names:
             members[name][entity] = rows
+    inner = links.within(graph.component_of, names)
+    return cut_oversize(plan, members, inner, present, split, seed, graph.component_of)
+
+
+def cut_oversize(
+    plan: ComponentPlan,
+    members: Mapping[str, Mapping[str, int]],
+    inner: Mapping[str, Links],
+    present: Set[str],
+    split: SplitConfig,
+    seed: int,
+    named: Mapping[str, str],
+) -> ComponentPlan:
+    """Cut every oversize component of ``plan.report``: ``members`` its entities' rows,
+    ``inner`` its links, ``present`` the doc ids of the split's input among their pairs. The
+    plan's components become ``named`` (entity -> component) overridden by the pieces; an
+    uncuttable component leaves the plan with its error."""
+    report = plan.report
     oversize = sum(s.rows for s in report.oversize) / report.rows
     share = piece_share(split.max_component_share, split.tolerance, split.ratios, oversize)
     max_rows = int(split.max_component_share * report.rows)
     piece_rows = max(1, int(share * report.rows))
     assign = bucket_assigner(split.ratios, seed)
-    components, cuts = dict(graph.component_of), []
-    for name, inner in links.within(graph.component_of, names).items():
+    components, cuts = dict(named), []
+    for name, links in inner.items():
         try:
-            cut = cut_component(name, members[name], inner, present, max_rows, piece_rows, assign)
+            cut = cut_component(name, members[name], links, present, max_rows, piece_rows, assign)
         except OversizeError as error:
             return replace(plan, piece_share=share, error=str(error))
         components.update(cut.pieces)

@@ -40,14 +40,7 @@ from corpus_platform.kernels.components import (
     link_graph,
     scan_members,
 )
-from corpus_platform.kernels.cut import (
-    ComponentPlan,
-    OversizeError,
-    bucket_assigner,
-    cut_component,
-    oversize_message,
-    piece_share,
-)
+from corpus_platform.kernels.cut import ComponentPlan, cut_oversize, oversize_message
 from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.graph import connected_components, scatter, write_edge_arrays
 
@@ -262,25 +255,8 @@ def plan_components_on_engine(
         name = component_of.get(entity, entity)
         if name in oversize:
             members[name][entity] = count
-    share = piece_share(
-        split.max_component_share,
-        split.tolerance,
-        split.ratios,
-        sum(s.rows for s in report.oversize) / report.rows,
-    )
-    max_rows = int(split.max_component_share * report.rows)
-    piece_rows = max(1, int(share * report.rows))
-    assign = bucket_assigner(split.ratios, seed)
-    pieces, cuts = {}, []
-    for name, inner in links.within(component_of, oversize).items():
-        try:
-            cut = cut_component(name, members[name], inner, present, max_rows, piece_rows, assign)
-        except OversizeError as error:
-            return replace(plan, piece_share=share, error=str(error))
-        pieces.update(cut.pieces)
-        cuts.append(cut)
-    bridges = frozenset(d for cut in cuts for d in cut.bridges)
-    return replace(plan, components=pieces, bridges=bridges, cuts=tuple(cuts), piece_share=share)
+    inner = links.within(component_of, oversize)
+    return cut_oversize(plan, members, inner, present, split, seed, {})
 
 
 def _report(

@@ -67,6 +67,11 @@ def build_clusters(
 ) -> dict[str, str]:
     """:func:`link_clusters`, read back: every member of a cluster -> the cluster id."""
     labels = link_clusters(exact, scored, threshold, work, num_shards, engine, memory_mb)
+    return read_clusters(labels, num_shards)
+
+
+def read_clusters(labels: Path, num_shards: int) -> dict[str, str]:
+    """Every member of a cluster -> the cluster id, from :func:`link_clusters`' labels."""
     cluster_of: dict[str, str] = {}
     for _, table in iter_shards(labels, num_shards):
         nodes, names = table.column("node").to_pylist(), table.column("component").to_pylist()
@@ -204,10 +209,7 @@ def cluster_documents(
     decision comes back into this process (tests and the dedup benchmark read them); the stage
     uses :func:`cluster_to_disk`."""
     candidates, scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
-    cluster_of: dict[str, str] = {}
-    for _, table in iter_shards(labels, num_shards):
-        nodes, names = table.column("node").to_pylist(), table.column("component").to_pylist()
-        cluster_of.update(zip(nodes, names, strict=True))
+    cluster_of = read_clusters(labels, num_shards)
     info = member_info(set(cluster_of), scratch, num_shards)
     representative = choose_representatives(cluster_of, info, params.keep)
     similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
