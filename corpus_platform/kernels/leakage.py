@@ -180,32 +180,43 @@ def _band_files(scratch: Path, group: int, shards: int) -> pa.Table:
     return pa.concat_tables([t for _, t in iter_shards(folder, shards)])
 
 
-def cross_candidates(scratch: Path, shards: int, train_shards: int, groups: int) -> np.ndarray:
-    """Every (held-out row, train row) pair that shares a band key, each once, sorted.
+def group_cross_candidates(group: int, scratch: Path, shards: int, train_shards: int) -> np.ndarray:
+    """The (held-out row, train row) pairs sharing a band key of one band group, each once.
 
     Band rows are ``shard << 32 | position``; shards below ``train_shards`` hold train rows.
-    One band group is in memory at a time. Unlike clustering, a large bucket is not reduced to
-    a star: every held-out row of a bucket meets every train row of it.
-    """
+    Unlike clustering, a large bucket is not reduced to a star: every held-out row of a bucket
+    meets every train row of it."""
     found: list[np.ndarray] = [np.empty((0, 2), dtype=np.uint64)]
-    for group in range(groups):
-        table = _band_files(scratch, group, shards)
-        band, key, row = (table.column(c).to_numpy() for c in ("band", "key", "row"))
-        order = np.lexsort((row, key, band))
-        band, key, row = band[order], key[order], row[order]
-        start = np.ones(len(row), dtype=bool)
-        start[1:] = (band[1:] != band[:-1]) | (key[1:] != key[:-1])
-        bucket = np.cumsum(start) - 1
-        train = (row >> np.uint64(32)) < np.uint64(train_shards)
-        trains = np.bincount(bucket, weights=train, minlength=bucket[-1] + 1 if len(row) else 0)
-        sizes = np.bincount(bucket) if len(row) else np.zeros(0, dtype=np.int64)
-        mixed = np.flatnonzero((trains > 0) & (trains < sizes))
-        bounds = np.append(np.flatnonzero(start), len(row))
-        for b in mixed.tolist():
-            rows, is_train = row[bounds[b] : bounds[b + 1]], train[bounds[b] : bounds[b + 1]]
-            held, kept = rows[~is_train], rows[is_train]
-            found.append(np.stack(np.meshgrid(held, kept, indexing="ij"), -1).reshape(-1, 2))
+    table = _band_files(scratch, group, shards)
+    band, key, row = (table.column(c).to_numpy() for c in ("band", "key", "row"))
+    order = np.lexsort((row, key, band))
+    band, key, row = band[order], key[order], row[order]
+    start = np.ones(len(row), dtype=bool)
+    start[1:] = (band[1:] != band[:-1]) | (key[1:] != key[:-1])
+    bucket = np.cumsum(start) - 1
+    train = (row >> np.uint64(32)) < np.uint64(train_shards)
+    trains = np.bincount(bucket, weights=train, minlength=bucket[-1] + 1 if len(row) else 0)
+    sizes = np.bincount(bucket) if len(row) else np.zeros(0, dtype=np.int64)
+    mixed = np.flatnonzero((trains > 0) & (trains < sizes))
+    bounds = np.append(np.flatnonzero(start), len(row))
+    for b in mixed.tolist():
+        rows, is_train = row[bounds[b] : bounds[b + 1]], train[bounds[b] : bounds[b + 1]]
+        held, kept = rows[~is_train], rows[is_train]
+        found.append(np.stack(np.meshgrid(held, kept, indexing="ij"), -1).reshape(-1, 2))
     return np.unique(np.concatenate(found), axis=0)
+
+
+def cross_candidates(
+    scratch: Path, shards: int, train_shards: int, groups: int, engine: Engine | None = None
+) -> np.ndarray:
+    """Every (held-out row, train row) pair that shares a band key, each once, sorted: one band
+    group per engine task (:func:`group_cross_candidates`), so the calling process holds the
+    candidate pairs only, never a group's band rows."""
+    task = partial(
+        group_cross_candidates, scratch=scratch, shards=shards, train_shards=train_shards
+    )
+    found = (engine or LocalEngine()).map_shards(task, range(groups))
+    return np.unique(np.concatenate([np.empty((0, 2), dtype=np.uint64), *found]), axis=0)
 
 
 def _sketch_rows(
@@ -287,8 +298,8 @@ def held_out_neighbours(
     The split's own rows are sketched afresh (shingles, MinHash, band keys, as dedup does), each
     split shard as its own scratch shard (train first), on ``engine``'s workers; rows of train
     and of a held-out split that share a band key are candidates, and each is confirmed by the
-    exact Jaccard of its shingle sets. Everything streams by shard: memory holds one band
-    group's keys and two shards' candidate sketches, never the train split.
+    exact Jaccard of its shingle sets. Everything streams by shard: a worker holds one band
+    group's keys, this process two shards' candidate sketches, never the train split.
     """
     folders = ("train", *held_out)
     sketch = partial(
@@ -301,7 +312,7 @@ def held_out_neighbours(
     )
     signed = (engine or LocalEngine()).map_shards(sketch, range(len(folders) * num_shards))
     pairs = cross_candidates(
-        scratch, len(folders) * num_shards, num_shards, len(params.band_groups())
+        scratch, len(folders) * num_shards, num_shards, len(params.band_groups()), engine
     )
     neighbour = verify_cross_pairs(scratch, pairs, params.pair_threshold)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])

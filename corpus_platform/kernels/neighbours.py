@@ -264,7 +264,7 @@ def held_out_neighbours_from_bands(
         num_shards=num_shards,
     )
     done = (engine or LocalEngine()).map_shards(remap, range(num_shards))
-    pairs = cross_candidates(scratch, 2 * num_shards, num_shards, len(groups))
+    pairs = cross_candidates(scratch, 2 * num_shards, num_shards, len(groups), engine)
     neighbour = verify_by_text(scratch, pairs, split_root, held_out, num_shards, params, engine)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
     report = NeighbourReport(sum(h for h, _ in done), len(pairs), len(neighbour), examples)
