@@ -44,8 +44,8 @@ test: install
 ## 100,000 generated web-like documents (bench/webcorpus.py), the dedup comparison on 100,000
 ## against the fastest peers (rensa, datasketch), reading training shards with the project's loader,
 ## WebDataset and mosaicml-streaming on 50,000; writes BENCHMARKS.md. bench-large: the whole
-## graph on 1,000,000 documents with language identification off, on the local and the
-## dask-local engine (their own sections). The slow dedup peers run on request:
+## graph on 100,000 and 1,000,000 documents with language identification off, on the local and
+## the dask-local engine (their own sections; 1,000,000 documents need over 60 GB of disk). The slow dedup peers run on request:
 ## `bench/dedup_benchmark.py --peers datatrove,text-dedup` (about 150 docs/s for datatrove on
 ## these documents; text-dedup needs `make .bench-venv-textdedup/.installed PYTHON312=...`).
 # tokenizers: datatrove.pipeline.dedup's __init__ imports it (MinHash itself never uses it).
