@@ -34,6 +34,8 @@ from corpus_platform.kernels.engine import Engine, LocalEngine
 
 EDGE_SCHEMA = pa.schema([("key", pa.string()), ("other", pa.string())])
 LABEL_SCHEMA = pa.schema([("node", pa.string()), ("component", pa.string())])
+MIN_PARTITIONS = 4  # partitions of a graph step are sized by its edges, not by shards: at least
+# this many so a few workers share a step (a step writes partitions x partitions files)
 MAX_ROUNDS = 500  # the rounds are O(log^2 n); this guards against a bug, not a real graph
 
 

@@ -41,8 +41,15 @@ from corpus_platform.kernels.components import (
     scan_members,
 )
 from corpus_platform.kernels.cut import ComponentPlan, cut_oversize, oversize_message
+from corpus_platform.kernels.dedup.clusters import EDGE_ROW_BYTES
+from corpus_platform.kernels.dedup.params import partitions_for
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import connected_components, scatter, write_edge_arrays
+from corpus_platform.kernels.graph import (
+    MIN_PARTITIONS,
+    connected_components,
+    scatter,
+    write_edge_arrays,
+)
 
 CLUSTER_NODE = "\U0010ffff"  # the highest code point: cluster nodes sort after every entity
 ROWS_SCHEMA = pa.schema([("key", pa.string()), ("rows", pa.int64())])
@@ -190,15 +197,23 @@ def plan_components_on_engine(
     seed: int,
     scratch: Path,
     engine: Engine | None = None,
+    memory_mb: int = 1024,
 ) -> ComponentPlan:
     """:func:`corpus_platform.kernels.cut.plan_components` for the split input ``dedup``
     (its shards, ``clusters/`` and the similar pairs in ``pairs_file``), run on ``engine``
     through ``scratch``. The plan's ``labels`` folder (under ``scratch``) names the linked
     entities' components; ``components`` holds only the pieces of cut components."""
     engine = engine or LocalEngine()
-    partitions, shards = num_shards, range(num_shards)
+    shards = range(num_shards)
     work, labels = scratch / "graph", scratch / "labels"
     pairs = read_parquet(pairs_file)
+    total = count_rows(dedup, num_shards)
+    edges = 2 * (len(pairs) + count_rows(dedup / "clusters", num_shards))
+    partitions = max(  # sized by the data, not by the shard count
+        MIN_PARTITIONS,
+        partitions_for(edges, EDGE_ROW_BYTES, memory_mb),
+        partitions_for(total, EDGE_ROW_BYTES, memory_mb),
+    )
     write_edge_arrays(
         pairs.column("entity_a"), pairs.column("entity_b"), work, num_shards, partitions
     )
@@ -217,7 +232,6 @@ def plan_components_on_engine(
             range(partitions),
         )
     )
-    total = count_rows(dedup, num_shards)
     parts = engine.map_shards(
         partial(
             component_sizes,

@@ -66,6 +66,7 @@ def component_plan(
         config.seed,
         scratch / "components",
         engine,
+        config.engine.memory_mb,
     )
     if plan.error is not None:
         raise dg.Failure(

@@ -28,7 +28,7 @@ from corpus_platform.kernels.dedup.verify import (
     score_candidates,
 )
 from corpus_platform.kernels.engine import Engine
-from corpus_platform.kernels.graph import connected_components, write_edges
+from corpus_platform.kernels.graph import MIN_PARTITIONS, connected_components, write_edges
 
 EDGE_ROW_BYTES = 400  # an edge row in a components step: two ids twice, hashes, the join
 
@@ -49,7 +49,7 @@ def link_clusters(
     being named by its smallest doc_id."""
     links = [(group[0], member) for group in exact for member in group[1:]]
     links += [(p.doc_a, p.doc_b) for p in scored if p.similarity >= threshold]
-    partitions = max(num_shards, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
+    partitions = max(MIN_PARTITIONS, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
     write_edges(links, work / "links", partitions)
     del links
     connected_components(work / "links", work / "labels", partitions, num_shards, engine)
@@ -239,7 +239,7 @@ def cluster_to_disk(
     :func:`cluster_documents`' membership written by shard, nothing per clustered row here."""
     candidates, scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
     summary = write_membership(
-        labels, scratch, clusters, num_shards, params.keep, params.mode, engine
+        labels, scratch, clusters, num_shards, params.keep, params.mode, engine, memory_mb
     )
     return DiskClusters(scored, candidates, summary)
 

@@ -28,10 +28,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
+from corpus_platform.base.shards import (
+    count_rows,
+    iter_batches,
+    part_path,
+    read_shard,
+    write_parquet,
+)
+from corpus_platform.kernels.dedup.params import partitions_for
 from corpus_platform.kernels.dedup.verify import estimated_jaccard
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import scatter
+from corpus_platform.kernels.graph import MIN_PARTITIONS, scatter
 
 MEMBER_SCHEMA = pa.schema(
     [
@@ -54,6 +61,7 @@ MEMBERSHIP_SCHEMA = pa.schema(
     ]
 )
 LARGEST_CLUSTERS = 5
+MEMBER_ROW_BYTES = 1_200  # a member row: ids, entity, quality, a 128-slot signature, grouping
 
 
 @dataclass(frozen=True)
@@ -177,14 +185,18 @@ def write_membership(
     keep: str,
     mode: str,
     engine: Engine | None = None,
+    memory_mb: int = 1024,
 ) -> MembershipSummary:
     """Write ``clusters/`` (the membership side table, one file per shard) from the clusters'
-    ``labels`` and the sketches and keys under ``scratch``, on ``engine``."""
+    ``labels`` and the sketches and keys under ``scratch``, on ``engine``; the cluster
+    partitions are sized by the clustered rows and ``memory_mb``, not by the shard count."""
     engine = engine or LocalEngine()
     shards = range(num_shards)
+    clustered = count_rows(labels, num_shards)
+    partitions = max(MIN_PARTITIONS, partitions_for(clustered, MEMBER_ROW_BYTES, memory_mb))
     members, decided = scratch / "members", scratch / "decided"
     engine.map_shards(
-        partial(gather_members, labels=labels, scratch=scratch, out=members, partitions=num_shards),
+        partial(gather_members, labels=labels, scratch=scratch, out=members, partitions=partitions),
         shards,
     )
     parts = engine.map_shards(
@@ -196,7 +208,7 @@ def write_membership(
             keep=keep,
             mode=mode,
         ),
-        shards,
+        range(partitions),
     )
     rows = engine.map_shards(
         partial(write_membership_shard, decided=decided, clusters=clusters), shards
