@@ -128,3 +128,10 @@ def moto_server(home: Path) -> Iterator[S3Server]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def server_with_bucket(home: Path, bucket: str) -> Iterator[S3Server]:
+    """A module fixture's body: a moto server holding an empty ``bucket``."""
+    with moto_server(home) as server:
+        server.create_bucket(bucket)
+        yield server

@@ -15,7 +15,7 @@ from corpus_platform.store.registry import list_snapshots
 from corpus_platform.store.snapshots import cache_dir, current_snapshot, snapshot_objects
 from tests.conftest import build, corpus_cli, make_project, set_config, tree_digest
 from tests.defs.test_golden_snapshots import EXPECTED
-from tests.s3server import FAKE_SECRET, S3Server, moto_server, object_key
+from tests.s3server import FAKE_SECRET, S3Server, object_key, server_with_bucket
 
 BUCKET = "corpus-e2e"
 PREFIX = "sample"
@@ -23,9 +23,7 @@ PREFIX = "sample"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    with moto_server(tmp_path_factory.mktemp("aws-home")) as server:
-        server.create_bucket(BUCKET)
-        yield server
+    yield from server_with_bucket(tmp_path_factory.mktemp("aws-home"), BUCKET)
 
 
 @pytest.fixture(scope="module")

@@ -19,16 +19,20 @@ from corpus_platform.store.snapshots import (
     restore,
     snapshot_objects,
 )
-from tests.s3server import FAKE_SECRET, S3Server, free_port, moto_server, object_key
+from tests.s3server import (
+    FAKE_SECRET,
+    S3Server,
+    free_port,
+    object_key,
+    server_with_bucket,
+)
 
 BUCKET = "corpus-store-tests"
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    with moto_server(tmp_path_factory.mktemp("aws-home")) as server:
-        server.create_bucket(BUCKET)
-        yield server
+    yield from server_with_bucket(tmp_path_factory.mktemp("aws-home"), BUCKET)
 
 
 def small_project(root: Path, remote: RemoteSpec) -> Path:
