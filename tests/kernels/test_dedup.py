@@ -26,6 +26,7 @@ from corpus_platform.kernels.dedup import (
     sorted_jaccard,
     write_dedup_shard,
 )
+from corpus_platform.kernels.dedup.verify import range_blocks, shard_ranges
 from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.minhash import shingle_sets
 
@@ -269,27 +270,40 @@ def test_sketching_in_small_batches_changes_nothing(
     assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
 
 
-def test_verification_on_two_workers_scores_the_same_by_blocks(tmp_path: Path) -> None:
+def test_verification_scores_the_same_for_any_workers_and_ranges(tmp_path: Path) -> None:
     write_corpus(tmp_path / "up", planted(), 4, {})
-    scored = {}
-    for workers in (1, 2):
-        scratch = tmp_path / f"scratch{workers}"
+    scored, blocks = {}, {}
+    for workers, memory_mb in ((1, 1024), (2, 1024), (2, 0)):  # 0: ranges as small as can be
+        scratch = tmp_path / f"scratch{workers}-{memory_mb}"
         for shard in range(4):
             signature_shard(shard, tmp_path / "up", scratch, PARAMS)
-        pairs = dedup.candidate_pairs(scratch, 4, PARAMS, LocalEngine(workers))
-        count, scored[workers] = dedup.score_candidates(scratch, 4, PARAMS, LocalEngine(workers))
-        assert [(p.doc_a, p.doc_b) for p in scored[workers]] == pairs and count == len(pairs)
-        count, similar = dedup.score_candidates(scratch, 4, PARAMS, min_similarity=0.6)
-        assert count == len(pairs) and similar == [
-            p for p in scored[workers] if p.similarity >= 0.6
+        engine = LocalEngine(workers)
+        pairs = dedup.candidate_pairs(scratch, 4, PARAMS, engine)
+        counted = dedup.score_candidates(scratch, 4, PARAMS, engine, memory_mb=memory_mb)
+        scored[workers, memory_mb] = dedup.read_scored(scratch)
+        assert [(p.doc_a, p.doc_b) for p in scored[workers, memory_mb]] == pairs
+        assert counted.candidates == counted.kept == len(pairs)
+        blocks[workers, memory_mb] = len(list((scratch / "scored").glob("part-*.parquet")))
+        similar = dedup.score_candidates(scratch, 4, PARAMS, min_similarity=0.6)
+        assert similar.candidates == len(pairs) and dedup.read_scored(scratch) == [
+            p for p in scored[workers, memory_mb] if p.similarity >= 0.6
         ]
-        blocks = {int(p.name.removeprefix("block-")) for p in (scratch / "candidates").iterdir()}
-        assert blocks and all(divmod(b, 4)[0] <= divmod(b, 4)[1] for b in blocks)
-    assert scored[1] == scored[2] and len(scored[1]) >= 3
-    by_pair = {(p.doc_a, p.doc_b): p.similarity for p in scored[1]}
+    assert len(set(map(tuple, scored.values()))) == 1 and len(scored[1, 1024]) >= 3
+    assert blocks[1, 1024] in (6, 10) and blocks[2, 0] == 10  # 3 or 4 ranges; 4 shards alone
+    by_pair = {(p.doc_a, p.doc_b): p.similarity for p in scored[1, 1024]}
     texts = planted()
     for (a, b), similarity in by_pair.items():
         assert similarity == jaccard(shingle_set(texts[a], 5), shingle_set(texts[b], 5))
+
+
+def test_shard_ranges_hold_the_budget_and_give_at_least_three_ranges() -> None:
+    assert shard_ranges([10] * 9, 1000) == [0, 0, 0, 1, 1, 1, 2, 2, 2]  # a third of all
+    assert shard_ranges([10] * 8, 1000) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert shard_ranges([10] * 8, 35) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert shard_ranges([10] * 4, 15) == [0, 1, 2, 3]
+    assert shard_ranges([50, 1, 1, 1], 10) == [0, 1, 1, 1]  # a shard over the budget alone
+    assert shard_ranges([0, 0], 10) == [0, 0] and shard_ranges([], 10) == []
+    assert range_blocks([0, 0, 1]) == [(0, 0), (0, 1), (1, 1)] and range_blocks([]) == []
 
 
 def test_grouping_in_parts_changes_nothing(tmp_path: Path) -> None:

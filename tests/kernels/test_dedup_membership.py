@@ -1,7 +1,7 @@
 """The membership written on the engine equals the in-memory decisions written by shard."""
 
 import random
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -66,15 +66,18 @@ def test_disk_membership_equals_the_in_memory_one(
     reference = cluster_documents(tmp_path / "memory" / "scratch", shards, params)
     write_sharded(reference.membership(mode), tmp_path / "expected", shards)
     build(tmp_path / "disk", shards, 4)
+    scratch, pairs = tmp_path / "disk" / "scratch", tmp_path / "similar_pairs.parquet"
     on_disk = cluster_to_disk(
-        tmp_path / "disk" / "scratch", shards, params, tmp_path / "got", engine=LocalEngine(workers)
+        scratch, shards, params, tmp_path / "got", pairs, engine=LocalEngine(workers)
     )
     for shard in range(shards):
         expected = part_path(tmp_path / "expected", shard).read_bytes()
         assert part_path(tmp_path / "got", shard).read_bytes() == expected
     assert on_disk.summary.sizes == cluster_sizes(reference.cluster_of)
     assert on_disk.summary.rows_in_clusters == len(reference.cluster_of) > 10
-    assert on_disk.scored == reference.scored
+    assert on_disk.similar == len(reference.scored) > 0
+    assert pq.read_table(pairs).to_pylist() == [asdict(p) for p in reference.scored]
+    assert on_disk.candidates == reference.candidates
     membership = reference.membership(mode)
     largest = on_disk.summary.largest[0]
     members = [r for r in membership.to_pylist() if r["cluster_id"] == largest.cluster_id]

@@ -13,7 +13,6 @@ from corpus_platform.base.shards import (
     MANIFEST,
     count_rows,
     write_json,
-    write_parquet,
 )
 from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.dedup import checks  # noqa: F401 (registers the checks before the specs)
@@ -23,7 +22,6 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     DedupParams,
     cluster_to_disk,
-    pairs_table,
     signature_shard,
     write_dedup_shard,
 )
@@ -62,6 +60,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
             config.num_shards,
             params,
             staging / "clusters",
+            staging / SIMILAR_PAIRS,
             config.engine.memory_mb,
             engine,
         )
@@ -69,7 +68,6 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
         band_cache.stash(corpus.root_path, scratch)
         write = partial(write_dedup_shard, upstream=upstream, staging=staging, mode=params.mode)
         rows = engine.map_shards(write, shards)
-        write_parquet(pairs_table(result.scored, params.pair_threshold), staging / SIMILAR_PAIRS)
         sizes = result.summary.sizes
         counts = {
             "rows_in": sum(r[0] for r in rows),
@@ -77,7 +75,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
             "duplicate_clusters": sum(sizes.values()),
             "rows_in_clusters": result.summary.rows_in_clusters,
             "candidate_pairs": result.candidates,
-            "similar_pairs": len(result.scored),
+            "similar_pairs": result.similar,
             "cluster_size_histogram": {str(k): v for k, v in sizes.items()},
             "lsh_bands_rows": list(params.bands),
             "representative_rule": params.keep,

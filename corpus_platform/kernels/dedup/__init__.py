@@ -9,13 +9,15 @@ the corpus beyond the grouping of band keys:
    by :mod:`corpus_platform.kernels.minhash`) and one LSH key per band, bands written in
    ``BAND_GROUPS`` separate groups.
 2. :func:`candidate_pairs`: band keys grouped across shards, one band group per engine task;
-   rows sharing a key are candidate pairs, written by verification block (pair of shards).
-3. :func:`score_candidates`: each shard's candidate rows' sketches copied out once, then each
-   block's pairs verified by the exact Jaccard similarity of their two shingle sets (or, with
-   ``dedup.verify: false``, the MinHash estimate), one block per engine task.
-4. :func:`build_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the
-   engine, partitioned through disk) of exact-duplicate groups and pairs at or above the dedup
-   threshold. A cluster is named by its smallest doc_id.
+   rows sharing a key are candidate pairs, written with their rows' shards, one file per group.
+3. :func:`score_candidates`: each shard's candidate rows' sketches copied out once, the shards
+   cut into contiguous ranges whose candidate rows fit a quarter of ``engine.memory_mb``, then
+   each block's (pair of ranges) pairs verified by the exact Jaccard similarity of their two
+   shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), one block per engine
+   task; the scores stay on disk.
+4. :func:`link_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the
+   engine, partitioned through disk) of exact-duplicate keys and pairs at or above the dedup
+   threshold, every edge written by an engine task. A cluster is named by its smallest doc_id.
 5. :func:`choose_representatives`: the member kept per cluster: the highest ``quality_score``
    from the filter stage, ties by smallest doc_id (``dedup.keep: quality``, the default), or
    simply the smallest doc_id (``dedup.keep: smallest_id``).
@@ -39,13 +41,13 @@ from corpus_platform.kernels.dedup.audit import (
 )
 from corpus_platform.kernels.dedup.candidates import (
     Collisions,
-    block_candidates,
     candidate_pairs,
     colliding_rows,
     doc_ids_at,
     exact_duplicate_groups,
     group_band_keys,
     group_candidates,
+    read_candidates,
 )
 from corpus_platform.kernels.dedup.clusters import (
     DedupResult,
@@ -58,7 +60,6 @@ from corpus_platform.kernels.dedup.clusters import (
     link_clusters,
     member_info,
     membership_table,
-    pairs_table,
     similarity_to_representative,
     write_dedup_shard,
 )
@@ -89,6 +90,7 @@ from corpus_platform.kernels.dedup.verify import (
     estimated_jaccard,
     jaccard,
     load_sketches,
+    read_scored,
     score_block,
     score_candidates,
     shingle_set,
@@ -110,7 +112,6 @@ __all__ = [
     "DiskClusters",
     "MemberInfo",
     "ScoredPair",
-    "block_candidates",
     "build_clusters",
     "candidate_pairs",
     "candidate_probability",
@@ -133,8 +134,9 @@ __all__ = [
     "membership_table",
     "normalized_texts",
     "optimal_bands",
-    "pairs_table",
     "partitions_for",
+    "read_candidates",
+    "read_scored",
     "recall_bands",
     "score_block",
     "score_candidates",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -12,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.shards import (
     iter_shards,
     read_parquet,
@@ -67,18 +67,24 @@ def doc_ids_at(scratch: Path, rows: set[int]) -> dict[int, str]:
     return found
 
 
-def block_of(shard_a: int, shard_b: int, num_shards: int) -> int:
-    """The verification block of a pair of shards (order does not matter)."""
-    low, high = min(shard_a, shard_b), max(shard_a, shard_b)
-    return low * num_shards + high
+CANDIDATE_SCHEMA = pa.schema(
+    [
+        ("doc_a", pa.string()),
+        ("doc_b", pa.string()),
+        ("shard_a", pa.int32()),
+        ("shard_b", pa.int32()),
+    ]
+)
 
 
-CANDIDATE_SCHEMA = pa.schema([("doc_a", pa.string()), ("doc_b", pa.string())])
+def candidate_file(scratch: Path, group: int) -> Path:
+    """Where one band group's candidate pairs are written."""
+    return scratch / "candidates" / f"group-{group:05d}.parquet"
 
 
 def group_band_keys(group: int, scratch: Path, num_shards: int, params: DedupParams) -> int:
-    """One band group's candidate pairs, named by doc id (a < b), written by verification
-    block to ``candidates/block-<block>/group-<group>.parquet``; return the pairs written.
+    """One band group's candidate pairs, named by doc id (a < b) with each row's shard, sorted,
+    written to :func:`candidate_file`; return the pairs written.
 
     An engine task: one band group's keys are in memory at a time, as three numeric arrays.
     """
@@ -90,47 +96,39 @@ def group_band_keys(group: int, scratch: Path, num_shards: int, params: DedupPar
     distinct = np.unique(found.pairs, axis=0)
     rows = {int(r) for r in distinct.reshape(-1)} | {int(r) for b in found.larger for r in b}
     names = doc_ids_at(scratch, rows)
+    shard = {name: row >> 32 for row, name in names.items()}  # a band row is shard << 32 | pos
     pairs = {(min(names[a], names[b]), max(names[a], names[b])) for a, b in distinct.tolist()}
     for bucket in found.larger:
         pairs.update(_bucket_pairs([names[int(r)] for r in bucket]))
-    blocks: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for a, b in sorted(pairs):
-        blocks[block_of(shard_of(a, num_shards), shard_of(b, num_shards), num_shards)].append(
-            (a, b)
-        )
-    for block, members in blocks.items():
-        table = pa.table(
-            {"doc_a": [a for a, _ in members], "doc_b": [b for _, b in members]},
-            schema=CANDIDATE_SCHEMA,
-        )
-        write_parquet(
-            table, scratch / "candidates" / f"block-{block:05d}" / f"group-{group}.parquet"
-        )
-    return len(pairs)
+    ordered = sorted(pairs)
+    firsts, seconds = [a for a, _ in ordered], [b for _, b in ordered]
+    table = pa.table(
+        [firsts, seconds, [shard[a] for a in firsts], [shard[b] for b in seconds]],
+        schema=CANDIDATE_SCHEMA,
+    )
+    write_parquet(table, candidate_file(scratch, group))
+    return len(ordered)
 
 
-def block_candidates(scratch: Path, block: int) -> pa.Table:
-    """The distinct candidate pairs of one verification block, sorted."""
-    files = sorted((scratch / "candidates" / f"block-{block:05d}").glob("group-*.parquet"))
-    tables = [read_parquet(f) for f in files]
+def read_candidates(
+    scratch: Path, select: Callable[[pa.Table], pa.Array] | None = None
+) -> pa.Table:
+    """The distinct candidate pairs of every band group (those ``select`` keeps: it maps a
+    group's table to a boolean mask), sorted by (doc_a, doc_b)."""
+    tables = []
+    for path in sorted((scratch / "candidates").glob("group-*.parquet")):
+        table = read_parquet(path)
+        tables.append(table if select is None else table.filter(select(table)))
     table = pa.concat_tables(tables) if tables else CANDIDATE_SCHEMA.empty_table()
-    table = table.group_by(["doc_a", "doc_b"]).aggregate([]).select(["doc_a", "doc_b"])
+    table = table.group_by(CANDIDATE_SCHEMA.names).aggregate([]).select(CANDIDATE_SCHEMA.names)
     return table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
-
-
-def candidate_blocks(scratch: Path) -> list[int]:
-    """The verification blocks that hold candidate pairs."""
-    folder = scratch / "candidates"
-    if not folder.is_dir():
-        return []
-    return sorted(int(p.name.removeprefix("block-")) for p in folder.glob("block-*"))
 
 
 def group_candidates(
     scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
 ) -> None:
-    """Write the candidate pairs under ``scratch/candidates`` by verification block: one engine
-    task per band group (:func:`group_band_keys`); nothing comes back to the caller."""
+    """Write the candidate pairs under ``scratch/candidates``, one file per band group: one
+    engine task per band group (:func:`group_band_keys`); nothing comes back to the caller."""
     shutil.rmtree(scratch / "candidates", ignore_errors=True)
     (engine or LocalEngine()).map_shards(
         partial(group_band_keys, scratch=scratch, num_shards=num_shards, params=params),
@@ -145,28 +143,31 @@ def candidate_pairs(
     from what :func:`group_candidates` wrote (for inspection and tests: a corpus's candidates
     may not fit in one process)."""
     group_candidates(scratch, num_shards, params, engine)
-    pairs: set[tuple[str, str]] = set()
-    for block in candidate_blocks(scratch):
-        table = block_candidates(scratch, block)
-        pairs.update(zip(*(table.column(c).to_pylist() for c in ("doc_a", "doc_b")), strict=True))
-    return sorted(pairs)
+    table = read_candidates(scratch)
+    return list(zip(*(table.column(c).to_pylist() for c in ("doc_a", "doc_b")), strict=True))
+
+
+def exact_key_partition(scratch: Path, num_shards: int, part: int, partitions: int) -> pa.Table:
+    """The (doc_id, key) rows of every shard whose exact key falls in partition ``part``
+    (``key hash mod partitions``)."""
+    tables = []
+    for _, table in iter_shards(scratch / "keys", num_shards, ["doc_id", "key"]):
+        if partitions > 1:
+            owner = [int(k[-8:], 16) % partitions for k in table.column("key").to_pylist()]
+            table = table.filter(pa.array(np.array(owner) == part))
+        tables.append(table)
+    return pa.concat_tables(tables)
 
 
 def exact_duplicate_groups(scratch: Path, num_shards: int, partitions: int = 1) -> list[list[str]]:
     """Groups (size > 1) of doc ids with equal exact keys (see :func:`exact_keys`), sorted.
 
-    Keys are grouped one partition (``key hash mod partitions``) at a time, each read from
-    every shard, so memory holds one partition's keys.
+    Keys are grouped one partition (:func:`exact_key_partition`) at a time, so memory holds one
+    partition's keys.
     """
     groups: list[list[str]] = []
     for part in range(partitions):
-        tables = []
-        for _, table in iter_shards(scratch / "keys", num_shards, ["doc_id", "key"]):
-            if partitions > 1:
-                owner = [int(k[-8:], 16) % partitions for k in table.column("key").to_pylist()]
-                table = table.filter(pa.array(np.array(owner) == part))
-            tables.append(table)
-        hashes = pa.concat_tables(tables)
+        hashes = exact_key_partition(scratch, num_shards, part, partitions)
         grouped = hashes.group_by("key").aggregate([("doc_id", "list"), ("doc_id", "count")])
         grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
         groups += grouped.column("doc_id_list").to_pylist()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,45 +17,88 @@ from corpus_platform.base.shards import (
     count_rows,
     iter_shards,
     part_path,
+    read_parquet,
     read_shard,
     write_parquet,
 )
-from corpus_platform.kernels.dedup.candidates import exact_duplicate_groups, group_candidates
+from corpus_platform.kernels.dedup.candidates import exact_key_partition, group_candidates
 from corpus_platform.kernels.dedup.membership import MembershipSummary, write_membership
 from corpus_platform.kernels.dedup.params import KEY_ROW_BYTES, DedupParams, partitions_for
 from corpus_platform.kernels.dedup.verify import (
+    Scored,
     ScoredPair,
     estimated_jaccard,
     load_sketches,
+    read_scored,
     score_candidates,
+    scored_blocks,
+    write_similar_pairs,
 )
-from corpus_platform.kernels.engine import Engine
-from corpus_platform.kernels.graph import MIN_PARTITIONS, connected_components, write_edges
+from corpus_platform.kernels.engine import Engine, LocalEngine
+from corpus_platform.kernels.graph import (
+    MIN_PARTITIONS,
+    connected_components,
+    write_edge_arrays,
+    write_edges,
+)
 
 EDGE_ROW_BYTES = 400  # an edge row in a components step: two ids twice, hashes, the join
 
 
+def _components(links: Path, num_shards: int, engine: Engine | None, partitions: int) -> Path:
+    labels = links.parent / "labels"
+    connected_components(links, labels, partitions, num_shards, engine)
+    return labels
+
+
+def _scored_links(block: int, scratch: Path, threshold: float, links: Path, partitions: int) -> int:
+    """Edges of one scored block's pairs at or above ``threshold`` (an engine task)."""
+    table = read_parquet(part_path(scratch / "scored", block))
+    table = table.filter(pc.greater_equal(table.column("similarity"), threshold))
+    return write_edge_arrays(table["doc_a"], table["doc_b"], links, block, partitions)
+
+
+def _exact_links(
+    part: int, scratch: Path, num_shards: int, key_parts: int, links: Path, partitions: int
+) -> int:
+    """Edges from every row of one exact-key partition to the smallest doc id of its key (an
+    engine task; sources numbered after the scored blocks')."""
+    keys = exact_key_partition(scratch, num_shards, part, key_parts)
+    smallest = keys.group_by("key").aggregate([("doc_id", "min")])
+    joined = keys.join(smallest, "key")
+    source = EXACT_SOURCES + part
+    return write_edge_arrays(joined["doc_id"], joined["doc_id_min"], links, source, partitions)
+
+
+EXACT_SOURCES = 50_000  # first edge-source number of the exact-key partitions (blocks before)
+
+
 def link_clusters(
-    exact: list[list[str]],
-    scored: list[ScoredPair],
-    threshold: float,
-    work: Path,
+    scratch: Path,
     num_shards: int,
+    threshold: float,
+    scored: int,
     engine: Engine | None = None,
     memory_mb: int = 1024,
 ) -> Path:
-    """Link exact groups and pairs with similarity >= ``threshold`` and find the components on
-    the engine through ``work`` (:mod:`corpus_platform.kernels.graph`), partitioned so one
-    partition of links fits in ``memory_mb``. Return the labels folder: ``part-N`` holds the
-    (``node``, ``component``) rows of the clustered doc ids of shard N, a cluster (size > 1)
-    being named by its smallest doc_id."""
-    links = [(group[0], member) for group in exact for member in group[1:]]
-    links += [(p.doc_a, p.doc_b) for p in scored if p.similarity >= threshold]
-    partitions = max(MIN_PARTITIONS, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
-    write_edges(links, work / "links", partitions)
-    del links
-    connected_components(work / "links", work / "labels", partitions, num_shards, engine)
-    return work / "labels"
+    """Link exact-duplicate rows and the scored pairs (``scored`` of them, on disk under
+    ``scratch/scored``) with similarity >= ``threshold``, and find the components on the
+    engine through ``scratch/graph`` (:mod:`corpus_platform.kernels.graph`); every edge is
+    written by an engine task, partitioned so one partition of links fits in ``memory_mb``.
+    Return the labels folder: ``part-N`` holds the (``node``, ``component``) rows of the
+    clustered doc ids of shard N, a cluster (size > 1) being named by its smallest doc_id."""
+    engine = engine or LocalEngine()
+    links = scratch / "graph" / "links"
+    shutil.rmtree(scratch / "graph", ignore_errors=True)
+    rows = count_rows(scratch / "keys", num_shards)
+    partitions = partitions_for(2 * (rows + scored), EDGE_ROW_BYTES, memory_mb)
+    partitions = max(MIN_PARTITIONS, partitions)
+    task = partial(_scored_links, scratch=scratch, threshold=threshold, links=links)
+    engine.map_shards(partial(task, partitions=partitions), scored_blocks(scratch))
+    key_parts = partitions_for(rows, KEY_ROW_BYTES, memory_mb)
+    exact = partial(_exact_links, scratch=scratch, num_shards=num_shards, key_parts=key_parts)
+    engine.map_shards(partial(exact, links=links, partitions=partitions), range(key_parts))
+    return _components(links, num_shards, engine, partitions)
 
 
 def build_clusters(
@@ -65,9 +110,13 @@ def build_clusters(
     engine: Engine | None = None,
     memory_mb: int = 1024,
 ) -> dict[str, str]:
-    """:func:`link_clusters`, read back: every member of a cluster -> the cluster id."""
-    labels = link_clusters(exact, scored, threshold, work, num_shards, engine, memory_mb)
-    return read_clusters(labels, num_shards)
+    """Every member of a cluster -> the cluster id, for exact groups and scored pairs given as
+    Python objects (the same components as :func:`link_clusters`)."""
+    links = [(group[0], member) for group in exact for member in group[1:]]
+    links += [(p.doc_a, p.doc_b) for p in scored if p.similarity >= threshold]
+    partitions = max(MIN_PARTITIONS, partitions_for(2 * len(links), EDGE_ROW_BYTES, memory_mb))
+    write_edges(links, work / "links", partitions)
+    return read_clusters(_components(work / "links", num_shards, engine, partitions), num_shards)
 
 
 def read_clusters(labels: Path, num_shards: int) -> dict[str, str]:
@@ -180,20 +229,12 @@ class DedupResult:
 
 def _pairs_and_links(
     scratch: Path, num_shards: int, params: DedupParams, memory_mb: int, engine: Engine | None
-) -> tuple[int, list[ScoredPair], Path]:
-    """Steps 2 to 4: candidates, their scores and the clusters' labels folder."""
+) -> tuple[Scored, Path]:
+    """Steps 2 to 4: candidates, their scores (on disk) and the clusters' labels folder."""
     group_candidates(scratch, num_shards, params, engine)
-    candidates, scored = score_candidates(
-        scratch, num_shards, params, engine, params.pair_threshold
-    )
-    rows = count_rows(scratch / "keys", num_shards)
-    exact = exact_duplicate_groups(
-        scratch, num_shards, partitions_for(rows, KEY_ROW_BYTES, memory_mb)
-    )
-    labels = link_clusters(
-        exact, scored, params.threshold, scratch / "graph", num_shards, engine, memory_mb
-    )
-    return candidates, scored, labels
+    scored = score_candidates(scratch, num_shards, params, engine, params.pair_threshold, memory_mb)
+    labels = link_clusters(scratch, num_shards, params.threshold, scored.kept, engine, memory_mb)
+    return scored, labels
 
 
 def cluster_documents(
@@ -208,20 +249,22 @@ def cluster_documents(
     ``memory_mb`` sizes the partitions of exact keys and of the components' links. Every
     decision comes back into this process (tests and the dedup benchmark read them); the stage
     uses :func:`cluster_to_disk`."""
-    candidates, scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
+    scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
     cluster_of = read_clusters(labels, num_shards)
     info = member_info(set(cluster_of), scratch, num_shards)
     representative = choose_representatives(cluster_of, info, params.keep)
     similarity = similarity_to_representative(cluster_of, representative, scratch, num_shards)
-    return DedupResult(scored, cluster_of, representative, similarity, info, candidates)
+    pairs = read_scored(scratch, params.pair_threshold)
+    return DedupResult(pairs, cluster_of, representative, similarity, info, scored.candidates)
 
 
 @dataclass(frozen=True)
 class DiskClusters:
-    """What :func:`cluster_to_disk` brings back: the pairs at or above the split's threshold,
-    how many candidates were scored, and the summary of the membership it wrote."""
+    """What :func:`cluster_to_disk` brings back: how many pairs are at or above the split's
+    threshold (written to the similar-pairs file), how many candidate pairs were scored, and
+    the membership's summary."""
 
-    scored: list[ScoredPair]
+    similar: int
     candidates: int
     summary: MembershipSummary
 
@@ -231,31 +274,27 @@ def cluster_to_disk(
     num_shards: int,
     params: DedupParams,
     clusters: Path,
+    similar_pairs: Path,
     memory_mb: int = 1024,
     engine: Engine | None = None,
 ) -> DiskClusters:
-    """Steps 2 to 6 with the membership table written to ``clusters/`` on the engine
+    """Steps 2 to 6 with the membership table written to ``clusters/`` and the pairs at or
+    above the split's threshold to ``similar_pairs``, both on the engine
     (:mod:`corpus_platform.kernels.dedup.membership`): the same files as
-    :func:`cluster_documents`' membership written by shard, nothing per clustered row here."""
-    candidates, scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
+    :func:`cluster_documents`' decisions, nothing per pair or clustered row in this process."""
+    engine = engine or LocalEngine()
+    scored, labels = _pairs_and_links(scratch, num_shards, params, memory_mb, engine)
     summary = write_membership(
         labels, scratch, clusters, num_shards, params.keep, params.mode, engine, memory_mb
     )
-    return DiskClusters(scored, candidates, summary)
-
-
-def pairs_table(scored: list[ScoredPair], min_similarity: float) -> pa.Table:
-    """Similar pairs at or above ``min_similarity``, for the split stage."""
-    kept = [p for p in scored if p.similarity >= min_similarity]
-    return pa.table(
-        {
-            "doc_a": pa.array([p.doc_a for p in kept], pa.string()),
-            "doc_b": pa.array([p.doc_b for p in kept], pa.string()),
-            "entity_a": pa.array([p.entity_a for p in kept], pa.string()),
-            "entity_b": pa.array([p.entity_b for p in kept], pa.string()),
-            "similarity": pa.array([p.similarity for p in kept], pa.float64()),
-        }
+    write = partial(
+        write_similar_pairs,
+        scratch=scratch,
+        min_similarity=params.pair_threshold,
+        out=similar_pairs,
     )
+    similar = engine.map_shards(write, [0])[0]
+    return DiskClusters(similar, scored.candidates, summary)
 
 
 def write_dedup_shard(shard: int, upstream: Path, staging: Path, mode: str) -> tuple[int, int]:

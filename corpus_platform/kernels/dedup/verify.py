@@ -1,8 +1,10 @@
 """Step 3: every candidate pair verified by exact Jaccard (or the MinHash estimate), one block
-(pair of shards) per engine task."""
+(pair of shard ranges sized by their candidate rows) per engine task."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -11,11 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.hashing import (
-    DEFAULT_NORMALIZATION,
-    TextNormalization,
-    shard_of,
-)
+from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.shards import (
     HASH_FILE_OPTIONS,
     iter_batches,
@@ -24,7 +22,7 @@ from corpus_platform.base.shards import (
     write_batches,
     write_parquet,
 )
-from corpus_platform.kernels.dedup.candidates import block_candidates, block_of, candidate_blocks
+from corpus_platform.kernels.dedup.candidates import read_candidates
 from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.dedup.signatures import SKETCH_SCHEMA
 from corpus_platform.kernels.engine import Engine, LocalEngine
@@ -104,34 +102,63 @@ def _field(params: DedupParams) -> str:
     return "shingles" if params.verify else "signature"
 
 
-def blocks_of_shard(shard: int, num_shards: int) -> list[int]:
-    """The verification blocks (pairs of shards) that involve ``shard``."""
-    return sorted({block_of(shard, other, num_shards) for other in range(num_shards)})
+SKETCH_ROW_BYTES = 256  # a candidate row held while scoring, besides its values: id, entity, view
+MIN_RANGES = 3  # at least six blocks, so that the workers share the scoring
 
 
-def extract_candidate_sketches(
-    shard: int, scratch: Path, num_shards: int, params: DedupParams
-) -> int:
+def _value_bytes(values: pa.ChunkedArray) -> int:
+    """Bytes of a sketch column's values: 8 per shingle hash, or the signatures' bytes."""
+    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        return 8 * (pc.sum(pc.list_value_length(values)).as_py() or 0)
+    return pc.sum(pc.binary_length(values)).as_py() or 0
+
+
+def extract_candidate_sketches(shard: int, scratch: Path, params: DedupParams) -> int:
     """Copy the sketches of ``shard``'s rows that are in a candidate pair to
-    ``candidate-sketches/``, so each block's verification reads only those; return their
-    number. An engine task: one pass over the shard's sketch file."""
-    wanted: set[str] = set()
-    for block in blocks_of_shard(shard, num_shards):
-        table = block_candidates(scratch, block)
-        for column in ("doc_a", "doc_b"):
-            wanted.update(
-                d for d in table.column(column).to_pylist() if shard_of(d, num_shards) == shard
-            )
-    keep = pa.array(sorted(wanted), pa.string())
+    ``candidate-sketches/``, so the verification reads only those; return the bytes they take
+    in memory while scoring. An engine task: one pass over the shard's sketch file."""
+    ids = []
+    for group in sorted((scratch / "candidates").glob("group-*.parquet")):
+        table = read_parquet(group)
+        for side in ("a", "b"):
+            ids.append(table.filter(pc.equal(table.column(f"shard_{side}"), shard))[f"doc_{side}"])
+    keep = pc.unique(pa.chunked_array(ids, pa.string()))
     field = _field(params)
     schema = pa.schema([SKETCH_SCHEMA.field(name) for name in ("doc_id", "entity", field)])
-    batches = (
-        batch.filter(pc.is_in(batch.column("doc_id"), keep)).select(schema.names)
-        for batch in iter_batches(part_path(scratch / "sketches", shard), schema.names)
-    )
-    return write_batches(
-        batches, schema, part_path(scratch / "candidate-sketches", shard), **HASH_FILE_OPTIONS
-    )
+    held = 0
+
+    def kept() -> Iterator[pa.Table]:
+        nonlocal held
+        for batch in iter_batches(part_path(scratch / "sketches", shard), schema.names):
+            batch = batch.filter(pc.is_in(batch.column("doc_id"), keep)).select(schema.names)
+            held += len(batch) * SKETCH_ROW_BYTES + _value_bytes(batch.column(field))
+            yield batch
+
+    path = part_path(scratch / "candidate-sketches", shard)
+    write_batches(kept(), schema, path, **HASH_FILE_OPTIONS)
+    return held
+
+
+def shard_ranges(held: list[int], budget: int) -> list[int]:
+    """Each shard's range: contiguous runs of shards whose candidate rows take at most
+    ``budget`` bytes and at most a third of all (so there are at least :data:`MIN_RANGES`
+    when there are that many shards); a shard over that is a range alone. A block of
+    verification is a pair of ranges, so each range's rows are read once per range, not once
+    per shard."""
+    cap = min(budget, -(-sum(held) // MIN_RANGES))
+    ranges, current, used = [], 0, 0
+    for size in held:
+        if ranges and used + size > cap:
+            current, used = current + 1, 0
+        ranges.append(current)
+        used += size
+    return ranges
+
+
+def range_blocks(ranges: list[int]) -> list[tuple[int, int]]:
+    """The verification blocks: every pair of ranges (low <= high)."""
+    count = max(ranges, default=-1) + 1
+    return [(low, high) for low in range(count) for high in range(low, count)]
 
 
 SCORED_SCHEMA = pa.schema(
@@ -145,15 +172,34 @@ SCORED_SCHEMA = pa.schema(
 )
 
 
-def score_block(block: int, scratch: Path, num_shards: int, params: DedupParams) -> int:
-    """Score one block's candidate pairs (exact Jaccard of their shingle sets, or the MinHash
-    estimate when ``params.verify`` is off) into ``scored/``; return the pairs scored. An
-    engine task: the candidate rows of two shards in memory."""
-    pairs = block_candidates(scratch, block)
+def _in_block(ranges: list[int], low: int, high: int) -> Callable[[pa.Table], pa.Array]:
+    index = pa.array(ranges, pa.int32())
+
+    def select(table: pa.Table) -> pa.Array:
+        a, b = (pc.take(index, table.column(c)) for c in ("shard_a", "shard_b"))
+        forward = pc.and_(pc.equal(a, low), pc.equal(b, high))
+        return pc.or_(forward, pc.and_(pc.equal(a, high), pc.equal(b, low)))
+
+    return select
+
+
+def score_block(
+    block: int,
+    scratch: Path,
+    ranges: list[int],
+    params: DedupParams,
+    min_similarity: float = 0.0,
+) -> tuple[int, int]:
+    """Score the candidate pairs between two shard ranges (exact Jaccard of their shingle
+    sets, or the MinHash estimate when ``params.verify`` is off); write those at or above
+    ``min_similarity`` to ``scored/``, sorted; return (pairs scored, pairs written). An engine
+    task: the candidate rows of two ranges in memory."""
+    low, high = range_blocks(ranges)[block]
+    pairs = read_candidates(scratch, _in_block(ranges, low, high))
     field = _field(params)
     measure = sorted_jaccard if params.verify else estimated_jaccard
     rows: dict[str, tuple[str, np.ndarray]] = {}
-    for shard in sorted(set(divmod(block, num_shards))):
+    for shard in (s for s, r in enumerate(ranges) if r in (low, high)):
         rows.update(_read_sketches(part_path(scratch / "candidate-sketches", shard), None, field))
     firsts, seconds = pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist()
     entity_a, entity_b, similarity = [], [], []
@@ -163,8 +209,17 @@ def score_block(block: int, scratch: Path, num_shards: int, params: DedupParams)
         entity_b.append(second_entity)
         similarity.append(measure(x, y))
     table = pa.table([firsts, seconds, entity_a, entity_b, similarity], schema=SCORED_SCHEMA)
+    table = table.filter(pc.greater_equal(table.column("similarity"), min_similarity))
     write_parquet(table, part_path(scratch / "scored", block))
-    return len(table)
+    return len(firsts), len(table)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What :func:`score_candidates` counted: candidate pairs scored, pairs written."""
+
+    candidates: int
+    kept: int
 
 
 def score_candidates(
@@ -173,24 +228,47 @@ def score_candidates(
     params: DedupParams,
     engine: Engine | None = None,
     min_similarity: float = 0.0,
-) -> tuple[int, list[ScoredPair]]:
-    """Score every candidate pair written under ``scratch/candidates``, on the engine one block
-    (pair of shards) per task; return how many were scored and those at or above
-    ``min_similarity``, in sorted pair order (only these come back to the caller)."""
+    memory_mb: int = 1024,
+) -> Scored:
+    """Score every candidate pair written under ``scratch/candidates`` on the engine: each
+    shard's candidate rows copied out once, then one task per block (pair of shard ranges
+    whose rows fit in a quarter of ``memory_mb`` each); the pairs at or above
+    ``min_similarity`` stay on disk under ``scratch/scored`` (:func:`read_scored`)."""
     engine = engine or LocalEngine()
-    task = partial(
-        extract_candidate_sketches, scratch=scratch, num_shards=num_shards, params=params
+    shutil.rmtree(scratch / "scored", ignore_errors=True)
+    task = partial(extract_candidate_sketches, scratch=scratch, params=params)
+    ranges = shard_ranges(engine.map_shards(task, range(num_shards)), (memory_mb << 20) // 4)
+    score = partial(
+        score_block, scratch=scratch, ranges=ranges, params=params, min_similarity=min_similarity
     )
-    engine.map_shards(task, range(num_shards))
-    blocks = candidate_blocks(scratch)
-    counts = engine.map_shards(
-        partial(score_block, scratch=scratch, num_shards=num_shards, params=params), blocks
-    )
-    scored = []
-    for block in blocks:
-        table = read_parquet(part_path(scratch / "scored", block))
-        table = table.filter(pc.greater_equal(table.column("similarity"), min_similarity))
-        columns = (table.column(c).to_pylist() for c in SCORED_SCHEMA.names)
-        scored += [ScoredPair(*row) for row in zip(*columns, strict=True)]
-    scored.sort(key=lambda p: (p.doc_a, p.doc_b))
-    return sum(counts), scored
+    counts = engine.map_shards(score, range(len(range_blocks(ranges))))
+    return Scored(sum(c for c, _ in counts), sum(k for _, k in counts))
+
+
+def scored_table(scratch: Path, min_similarity: float = 0.0) -> pa.Table:
+    """The scored pairs at or above ``min_similarity``, sorted by (doc_a, doc_b)."""
+    tables = [read_parquet(p) for p in sorted((scratch / "scored").glob("part-*.parquet"))]
+    table = pa.concat_tables(tables) if tables else SCORED_SCHEMA.empty_table()
+    table = table.filter(pc.greater_equal(table.column("similarity"), min_similarity))
+    return table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")]).combine_chunks()
+
+
+def scored_blocks(scratch: Path) -> list[int]:
+    """The blocks :func:`score_block` wrote."""
+    paths = (scratch / "scored").glob("part-*.parquet")
+    return sorted(int(p.name.removeprefix("part-").split(".")[0]) for p in paths)
+
+
+def read_scored(scratch: Path, min_similarity: float = 0.0) -> list[ScoredPair]:
+    """:func:`scored_table` as Python objects (tests and the in-memory path)."""
+    table = scored_table(scratch, min_similarity)
+    columns = (table.column(c).to_pylist() for c in SCORED_SCHEMA.names)
+    return [ScoredPair(*row) for row in zip(*columns, strict=True)]
+
+
+def write_similar_pairs(_: int, scratch: Path, min_similarity: float, out: Path) -> int:
+    """Write :func:`scored_table` to ``out`` (an engine task, so the pairs never pass through
+    the caller); return its rows."""
+    table = scored_table(scratch, min_similarity)
+    write_parquet(table, out)
+    return len(table)
