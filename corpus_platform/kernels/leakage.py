@@ -55,27 +55,31 @@ def crossing_keys(split_root: Path, num_shards: int, column: str, kind: str) -> 
 
 
 def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> CrossingReport:
-    """Report similar pairs whose two rows (both still present) sit in different splits."""
-    wanted = pa.array(
-        sorted(set(pairs.column("doc_a").to_pylist()) | set(pairs.column("doc_b").to_pylist())),
-        pa.string(),
-    )
-    where: dict[str, str] = {}
-    for name in SPLITS:
+    """Report similar pairs whose two rows (both still present) sit in different splits. The
+    pairs' rows are found shard by shard and joined as Arrow columns (no Python object per
+    row)."""
+    wanted = pc.unique(pa.chunked_array([pairs["doc_a"], pairs["doc_b"]], pa.string()))
+    parts = [pa.table({"doc_id": pa.array([], pa.string()), "split": pa.array([], pa.int8())})]
+    for index, name in enumerate(SPLITS):
         for _, table in iter_shards(split_root / name, num_shards, ["doc_id"]):
             found = pc.filter(table.column("doc_id"), pc.is_in(table.column("doc_id"), wanted))
-            where.update(dict.fromkeys(found.to_pylist(), name))
-    present = [
-        (a, b)
+            parts.append(
+                pa.table({"doc_id": found, "split": pa.array([index] * len(found), pa.int8())})
+            )
+    where = pa.concat_tables(parts)
+    present = pairs.select(["doc_a", "doc_b"])
+    for side in ("a", "b"):
+        named = where.rename_columns([f"doc_{side}", f"split_{side}"])
+        present = present.join(named, f"doc_{side}", join_type="inner")
+    crossing = present.filter(pc.not_equal(present["split_a"], present["split_b"]))
+    crossing = crossing.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
+    examples = [
+        f"{a}~{b}"
         for a, b in zip(
-            pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist(), strict=True
+            *(crossing[c][:MAX_EXAMPLES].to_pylist() for c in ("doc_a", "doc_b")), strict=True
         )
-        if a in where and b in where
     ]
-    crossing = [f"{a}~{b}" for a, b in present if where[a] != where[b]]
-    return CrossingReport(
-        "similar pairs", len(present), len(crossing), tuple(crossing[:MAX_EXAMPLES])
-    )
+    return CrossingReport("similar pairs", len(present), len(crossing), tuple(examples))
 
 
 @dataclass(frozen=True)
