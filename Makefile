@@ -85,16 +85,16 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 10000,100000 --workers 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --no-language --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --no-language \
-		--engine dask-local --out BENCHMARKS.md
+		--engine dask-local --gzip --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/dedup_benchmark.py --docs 100000 --workers 2 --peers rensa,datasketch \
 		--memory-scale 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/loader_benchmark.py --docs 50000 --workers 2 --out BENCHMARKS.md
 
 bench-large: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \
-		--out BENCHMARKS.md
+		--gzip --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \
-		--engine dask-local --out BENCHMARKS.md
+		--engine dask-local --gzip --out BENCHMARKS.md
 
 lint: install
 	$(BIN)/ruff check corpus_platform tests bench

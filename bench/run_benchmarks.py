@@ -223,13 +223,14 @@ def build(
     language: bool,
     engine: str,
     shard_docs: int = 12_500,
+    gzip_files: bool = False,
 ) -> dict:
     """Write a project of ``docs`` documents and build it in a fresh process on ``engine``
     (``local`` or ``dask-local``) with shards of at most ``shard_docs`` documents;
     ``language`` False turns language identification off (``filters.languages: []``)."""
     project = work / f"project-{docs}"
     shutil.rmtree(project, ignore_errors=True)
-    written = write_corpus(project / "data" / "raw", docs, seed)
+    written = write_corpus(project / "data" / "raw", docs, seed, gzip_files=gzip_files)
     write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
     config = yaml.safe_load((REPO / "corpus.yaml").read_text())
     config["engine"] = {**config.get("engine", {}), "kind": engine, "workers": workers}
@@ -331,7 +332,9 @@ def corpus_line(args: argparse.Namespace) -> str:
         f"`bench/webcorpus.py`, seed {args.seed} (a Zipf vocabulary led by real English words, "
         "then made-up words; 5% exact copies, 15% edited copies at word 5-gram Jaccard 0.5 to "
         "1.0, 4% punctuation, markup, line-break and bullet variants; `src` web / wiki / code "
-        "50 / 30 / 20%, all prose). Configuration: the repository's corpus.yaml with "
+        "50 / 30 / 20%, all prose), raw files "
+        + ("jsonl.gz (gzip level 1)" if args.gzip else "jsonl")
+        + ". Configuration: the repository's corpus.yaml with "
         f"`engine: {{kind: {args.engine}, workers: {args.workers}}}` and `num_shards` raised "
         f"to keep at most {args.shard_docs:,} documents per shard (8 shards at 100,000, 80 at "
         "1,000,000: a shard is what one task holds); the evaluation set holds "
@@ -393,6 +396,7 @@ def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
     command += f"--workers {args.workers}" + (" --large" if args.large else "")
     command += "" if args.language else " --no-language"
     command += "" if args.engine == "local" else f" --engine {args.engine}"
+    command += " --gzip" if args.gzip else ""
     title = (
         "## Large corpus: the whole graph"
         if args.large
@@ -456,6 +460,9 @@ def main() -> int:
         default=12_500,
         help="most documents per shard: num_shards grows with the corpus (default 12,500)",
     )
+    parser.add_argument(
+        "--gzip", action="store_true", help="raw files as jsonl.gz (a third of the disk)"
+    )
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
@@ -484,6 +491,7 @@ def main() -> int:
             args.language,
             args.engine,
             args.shard_docs,
+            args.gzip,
         )
         for n in sizes
     ]

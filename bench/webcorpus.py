@@ -64,6 +64,8 @@ so memory does not grow with the corpus.
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
 import json
 import math
 import re
@@ -755,6 +757,7 @@ def write_corpus(
     files: int | None = None,
     truth: Path | None = None,
     spec: CorpusSpec | None = None,
+    gzip_files: bool = False,
 ) -> CorpusFiles:
     """Stream ``count`` raw rows into ``files`` jsonl files (``part-00000.jsonl`` ...; by
     default one per 25,000 documents), documents dealt round-robin.
@@ -767,6 +770,8 @@ def write_corpus(
         truth: Where to write the ground truth (``{"a", "b", "jaccard"}`` lines); ``None``
             skips measuring it.
         spec: What to plant (:class:`CorpusSpec` defaults when ``None``).
+        gzip_files: Write ``part-00000.jsonl.gz`` ... (gzip level 1, no timestamp): a third of
+            the disk for a corpus that must fit beside its stages, snapshots and remote.
 
     Returns:
         Counts, the text bytes (UTF-8 of ``body``), the files and the truth when measured.
@@ -774,8 +779,14 @@ def write_corpus(
     files = files or max(1, -(-count // 25_000))
     folder.mkdir(parents=True, exist_ok=True)
     corpus = WebCorpus(seed, spec, track_truth=truth is not None)
-    paths = [folder / f"part-{i:05d}.jsonl" for i in range(files)]
-    handles: list[TextIO] = [p.open("w", encoding="utf-8") for p in paths]
+    suffix = ".jsonl.gz" if gzip_files else ".jsonl"
+    paths = [folder / f"part-{i:05d}{suffix}" for i in range(files)]
+    handles: list[TextIO] = [
+        io.TextIOWrapper(gzip.GzipFile(p, "wb", compresslevel=1, mtime=0), encoding="utf-8")
+        if gzip_files
+        else p.open("w", encoding="utf-8")
+        for p in paths
+    ]
     text_bytes = 0
     start = time.perf_counter()
     try:
