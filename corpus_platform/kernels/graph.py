@@ -57,11 +57,16 @@ def scatter(table: pa.Table, column: str, folder: Path, source: int, partitions:
         )
 
 
-def _gather(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
-    """Every file written to partition ``part`` of a step, distinct rows."""
+def gathered(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
+    """Every row :func:`scatter` wrote to partition ``part`` under ``folder``."""
     files = sorted((folder / f"to-{part:05d}").glob("from-*.parquet"))
     tables = [pq.read_table(f, schema=schema) for f in files]
-    table = pa.concat_tables(tables) if tables else schema.empty_table()
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _gather(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
+    """Every file written to partition ``part`` of a step, distinct rows."""
+    table = gathered(folder, part, schema)
     names = schema.names
     return table.group_by(names).aggregate([]).select(names)
 

@@ -207,9 +207,12 @@ def mix_draws(mix: Path, num_shards: int) -> pa.Table:
     return table.filter(pc.greater(table.column("times_drawn"), 0))
 
 
-def draw_report(fmt: str, samples: pa.Table, expected: pa.Table) -> DrawReport:
+def draw_report(
+    fmt: str, samples: pa.Table, expected: pa.Table, keys: pa.Table | None = None
+) -> DrawReport:
     """Compare one format's samples with the mix: every doc_id must occur ``times_drawn`` times,
-    with draws ``0 .. times_drawn - 1``, and every key once."""
+    with draws ``0 .. times_drawn - 1``, and every key once (counted on ``keys``, the
+    ``(format, key)`` rows; default: ``samples``)."""
     mine = samples.filter(pc.equal(samples.column("format"), fmt))
     grouped = mine.group_by("doc_id").aggregate(
         [("draw", "count"), ("draw", "count_distinct"), ("draw", "min"), ("draw", "max")]
@@ -240,7 +243,9 @@ def draw_report(fmt: str, samples: pa.Table, expected: pa.Table) -> DrawReport:
             strict=True,
         )
     ]
-    duplicates = mine.group_by("key").aggregate([("key", "count")])
+    keys = samples if keys is None else keys
+    mine_keys = keys.filter(pc.equal(keys.column("format"), fmt))
+    duplicates = mine_keys.group_by("key").aggregate([("key", "count")])
     repeated = duplicates.filter(pc.greater(duplicates.column("key_count"), 1))
     return DrawReport(
         fmt=fmt,

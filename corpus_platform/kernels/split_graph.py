@@ -28,7 +28,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from corpus_platform.base.shards import count_rows, read_parquet, read_shard
 from corpus_platform.config import SplitConfig
@@ -47,6 +46,7 @@ from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.graph import (
     MIN_PARTITIONS,
     connected_components,
+    gathered,
     scatter,
     write_edge_arrays,
 )
@@ -73,12 +73,6 @@ def entity_rows(shard: int, upstream: Path, folder: Path, partitions: int) -> in
     return len(table)
 
 
-def _gathered(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
-    files = sorted((folder / f"to-{part:05d}").glob("from-*.parquet"))
-    tables = [pq.read_table(f, schema=schema) for f in files]
-    return pa.concat_tables(tables) if tables else schema.empty_table()
-
-
 def entity_labels(labels: Path, part: int) -> pa.Table:
     """``node``, ``component`` of the entities (not cluster nodes) of one label partition."""
     table = read_shard(labels, part)
@@ -89,7 +83,7 @@ def per_entity(part: int, rows: Path, labels: Path, out: Path, partitions: int) 
     """Join one partition's entity rows to its labels (an unlinked entity is its own
     component) and scatter (component, rows, linked, with_rows) by component; return the
     linked components named in this partition (those whose name is one of its entities)."""
-    summed = _gathered(rows, part, ROWS_SCHEMA).group_by("key").aggregate([("rows", "sum")])
+    summed = gathered(rows, part, ROWS_SCHEMA).group_by("key").aggregate([("rows", "sum")])
     named = entity_labels(labels, part)
     joined = named.join(summed, "node", "key", join_type="full outer", coalesce_keys=True)
     component = pc.coalesce(joined.column("component"), joined.column("node"))
@@ -113,7 +107,7 @@ def component_sizes(
     ``top`` largest components and every component above ``max_share`` of ``total`` rows
     (joins by kind not yet counted)."""
     table = (
-        _gathered(folder, part, PER_ENTITY)
+        gathered(folder, part, PER_ENTITY)
         .group_by("key")
         .aggregate([("rows", "sum"), ("linked", "sum"), ("with_rows", "sum")])
     )
@@ -166,7 +160,7 @@ def rows_of(rows: Path, partitions: int, entities: set[str]) -> dict[str, int]:
     wanted = pa.array(sorted(entities), pa.string())
     out: dict[str, int] = {}
     for part in range(partitions):
-        table = _gathered(rows, part, ROWS_SCHEMA)
+        table = gathered(rows, part, ROWS_SCHEMA)
         table = table.filter(pc.is_in(table.column("key"), wanted))
         for key, count in zip(
             table.column("key").to_pylist(), table.column("rows").to_pylist(), strict=True

@@ -13,6 +13,7 @@ import webdataset as wds
 
 from corpus_platform.base.names import SHARDS_MANIFEST
 from corpus_platform.base.shards import read_json
+from corpus_platform.kernels.draw_audit import draw_reports
 from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.shard_audit import (
     draw_report,
@@ -172,6 +173,10 @@ def audit(folder: Path, mix: Path) -> tuple[list[str], list]:
     )
     expected = mix_draws(mix, 4)
     reports = [draw_report(fmt, ids, expected) for fmt in ("webdataset", "parquet")]
+    for partitions, workers in ((1, 1), (3, 2)):  # partitioned on the engine: the same reports
+        work = folder.parent / f"draws-{partitions}"
+        engine = LocalEngine(workers)
+        assert draw_reports(files, mix, 4, work, engine, 1024, partitions) == reports
     return problems, [r for r in reports if r.wrong or r.duplicate_keys or r.samples != r.draws]
 
 

@@ -4,26 +4,20 @@ from functools import partial
 from pathlib import Path
 
 import dagster as dg
-import pyarrow as pa
 
 from corpus_platform.base.names import (
     EVERY_DRAW_SHARDED_ONCE,
-    PARQUET,
     SHARDS_MANIFEST,
     SHARDS_MATCH_MANIFEST,
     TRAINING_MIX,
     TRAINING_SHARDS,
-    WEBDATASET,
 )
 from corpus_platform.base.shards import read_json
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.draw_audit import draw_reports
 from corpus_platform.kernels.shard_audit import (
     card_problems,
-    draw_report,
-    mix_draws,
-    sample_ids_table,
-    shard_sample_ids,
     totals_problems,
     unlisted_files,
     verify_shard,
@@ -62,15 +56,13 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetChe
 def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """Recounted from every tar and every Parquet file in the folder (not from the manifest)
     and from the training_mix folder: each row's draws occur exactly once each, ``times_drawn``
-    samples per doc_id, in both formats, and no key occurs twice."""
+    samples per doc_id, in both formats, and no key occurs twice. Partitioned by doc id on the
+    engine (:mod:`corpus_platform.kernels.draw_audit`)."""
     config = corpus.load()
     files = sorted([*candidate.glob("*.tar"), *candidate.glob("*.parquet")])
-    tables = corpus.engine(config).map_shards(
-        partial(shard_sample_ids, files=files), range(len(files))
-    )
-    samples = pa.concat_tables([sample_ids_table([], [], [], []), *tables])
-    expected = mix_draws(corpus.stage_dir(TRAINING_MIX), config.num_shards)
-    reports = [draw_report(fmt, samples, expected) for fmt in (WEBDATASET, PARQUET)]
+    mix, engine = corpus.stage_dir(TRAINING_MIX), corpus.engine(config)
+    with corpus.scratch(EVERY_DRAW_SHARDED_ONCE) as work:
+        reports = draw_reports(files, mix, config.num_shards, work, engine, config.engine.memory_mb)
     failed = [r for r in reports if r.wrong or r.duplicate_keys or r.samples != r.draws]
     return dg.AssetCheckResult(
         passed=not failed,

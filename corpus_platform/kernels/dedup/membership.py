@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from corpus_platform.base.shards import (
     count_rows,
@@ -38,7 +37,7 @@ from corpus_platform.base.shards import (
 from corpus_platform.kernels.dedup.params import partitions_for
 from corpus_platform.kernels.dedup.verify import estimated_jaccard
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import MIN_PARTITIONS, scatter
+from corpus_platform.kernels.graph import MIN_PARTITIONS, gathered, scatter
 
 MEMBER_SCHEMA = pa.schema(
     [
@@ -84,12 +83,6 @@ class MembershipSummary:
     largest: tuple[LargeCluster, ...]
 
 
-def _gathered(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
-    files = sorted((folder / f"to-{part:05d}").glob("from-*.parquet"))
-    tables = [pq.read_table(f, schema=schema) for f in files]
-    return pa.concat_tables(tables) if tables else schema.empty_table()
-
-
 def gather_members(shard: int, labels: Path, scratch: Path, out: Path, partitions: int) -> int:
     """Scatter one shard's clustered rows (cluster id, doc id, entity, quality, signature or
     null for rows without text) by cluster id; return how many."""
@@ -133,7 +126,7 @@ def decide_partition(
 ) -> tuple[Counter[int], list[LargeCluster]]:
     """Kept row and similarities of every cluster of one partition, scattered by doc shard;
     return the partition's size histogram and its largest clusters (ties by cluster id)."""
-    rows = _gathered(members, part, MEMBER_SCHEMA).to_pylist()
+    rows = gathered(members, part, MEMBER_SCHEMA).to_pylist()
     clusters: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         clusters[row["cluster_id"]].append(row)
@@ -171,7 +164,7 @@ def decide_partition(
 
 def write_membership_shard(shard: int, decided: Path, clusters: Path) -> int:
     """``clusters/part-<shard>``: the shard's membership rows sorted by (cluster id, doc id)."""
-    table = _gathered(decided, shard, MEMBERSHIP_SCHEMA)
+    table = gathered(decided, shard, MEMBERSHIP_SCHEMA)
     table = table.sort_by([("cluster_id", "ascending"), ("doc_id", "ascending")])
     write_parquet(table.combine_chunks(), part_path(clusters, shard))
     return len(table)
