@@ -12,10 +12,11 @@ components of the pairs at or above the threshold (0.8). Every implementation's 
 are closed the same way (connected components) and scored as pairs: precision, recall and F1,
 and timed in documents and megabytes of text per second.
 
-- corpus_platform's dedup kernels through the shard engine (``--workers`` processes, one
-  logical shard per ``SHARD_DOCS`` documents), in a fresh process whose peak memory is
-  recorded, then with one worker; run again on ``--memory-scale`` times the corpus (for memory
-  only), the difference gives the memory that grows per million documents;
+- corpus_platform's dedup kernels through the shard engine as the stage runs them
+  (``cluster_to_disk``: membership and similar pairs written by the engine; ``--workers``
+  processes, one logical shard per ``SHARD_DOCS`` documents), in a fresh process whose peak
+  memory is recorded, then with one worker; run again on ``--memory-scale`` times the corpus
+  (for memory only), the difference gives the memory that grows per million documents;
 - peers (``--peers``), each a script under ``bench/peers/`` run in its own benchmark
   environment on the jsonl file, tokenizing as the ground truth does where the tool allows it:
   ``rensa`` (R-MinHash + RMinHashLSH), ``datasketch`` (its fastest path: ``MinHash.bulk`` +
@@ -47,7 +48,7 @@ from webcorpus import WebCorpus, closure
 from corpus_platform.base.hashing import content_hash, shard_of
 from corpus_platform.base.shards import PARQUET_OPTIONS, part_path
 from corpus_platform.config import load_config
-from corpus_platform.kernels.dedup import DedupParams, cluster_documents, signature_shard
+from corpus_platform.kernels.dedup import DedupParams, cluster_to_disk, signature_shard
 from corpus_platform.kernels.engine import LocalEngine, shutdown_pools
 
 REPO = Path(__file__).resolve().parents[1]
@@ -177,18 +178,24 @@ def _peak_mb() -> float:
 
 
 def _ours_child(folder: Path, shards: int, workers: int, params: DedupParams, out: Path) -> None:
-    """Runs in a fresh process: dedup ``folder``; write pairs, seconds and peak memory."""
+    """Runs in a fresh process: dedup ``folder`` as the stage does (:func:`cluster_to_disk`:
+    membership and similar pairs written by the engine); write pairs, seconds and peak memory
+    (taken before the membership is read back for scoring)."""
     baseline = _rss_mb()
     start = time.perf_counter()
     task = partial(signature_shard, upstream=folder, scratch=out / "scratch", params=params)
     engine = LocalEngine(workers)
     engine.map_shards(task, range(shards))
-    result = cluster_documents(out / "scratch", shards, params, engine=engine)
+    clusters, similar = out / "clusters", out / "similar_pairs.parquet"
+    cluster_to_disk(out / "scratch", shards, params, clusters, similar, engine=engine)
     seconds = time.perf_counter() - start
     shutdown_pools()
     own = _peak_mb()
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    pairs = sorted((c, d) for d, c in result.cluster_of.items() if d != c)
+    members = pq.read_table(clusters, columns=["cluster_id", "doc_id"]).to_pylist()
+    pairs = sorted(
+        (m["cluster_id"], m["doc_id"]) for m in members if m["doc_id"] != m["cluster_id"]
+    )
     report = {"seconds": seconds, "peak_mb": own, "baseline_mb": baseline, "worker_mb": children}
     (out / "report.json").write_text(json.dumps({**report, "pairs": pairs}))
 
@@ -315,10 +322,11 @@ def memory_lines(small: dict, large: dict, small_docs: int, large_docs: int) -> 
     grow = max(0.0, large["peak_mb"] - small["peak_mb"]) / (large_docs - small_docs) * 1e6
     per_doc = grow * 2**20 / 1e6
     return [
-        "Memory of corpus_platform's dedup: peak resident set of the driver process (it reads "
-        "back the similar pairs and the clusters, and picks the kept rows) and of the "
-        "largest worker (it sketches one shard at a time, groups one band group's keys, "
-        "verifies one block of pairs, runs one partition of a components step), with one "
+        "Memory of corpus_platform's dedup: peak resident set of the driver process (it plans "
+        "the tasks and reads counts back; pairs, clusters and kept rows stay on disk) and of "
+        "the largest worker (it sketches one shard at a time, groups one band group's keys, "
+        "verifies one block of two shard ranges, runs one partition of a components or "
+        "membership step), with one "
         f"logical shard per {SHARD_DOCS:,} documents, as a user "
         "sizes `num_shards`; the difference between the two runs is the state that grows with "
         "the corpus.",
