@@ -37,7 +37,10 @@ def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = No
             record["snapshot_id"],
             record.get("counts", {}),
             {
-                name: (bool(check["passed"]), str(check.get("verdict", "")))
+                name: (
+                    bool(check["passed"]),
+                    str(check.get("card_verdict") or check.get("verdict", "")),
+                )
                 for name, check in latest_checks(
                     root, record["asset"], record["snapshot_id"]
                 ).items()

@@ -179,6 +179,9 @@ def _record_checks(
             "passed": result.passed,
             "verdict": _plain(result, "verdict"),
         }
+        card_verdict = _plain(result, "card_verdict")
+        if card_verdict:  # a verdict that does not depend on earlier snapshots, for the card
+            record["card_verdict"] = card_verdict
         append_record(root, CHECK, record)
 
 

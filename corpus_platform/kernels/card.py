@@ -23,15 +23,12 @@ from corpus_platform.base.names import (
     FILTERED_DOCUMENTS,
     RAW_DOCUMENTS,
     SPLIT_DOCUMENTS,
-    SPLIT_STABILITY,
     TRAINING_MIX,
 )
 
 CHART_DIR = "card"  # beside README.md: the card's images
 PARQUET_GLOB = "*.parquet"  # the Parquet shards, beside the card
 CARD_FILE = "README.md"
-HISTORY_CHECKS = frozenset({SPLIT_STABILITY})  # verdicts that depend on earlier snapshots
-HISTORY_VERDICT = "compared with the previously published split (`corpus lineage` has the numbers)"
 
 SPLIT_PROMISES = {
     "group": "rows sharing an entity, a duplicate cluster or a similar pair (Jaccard at or above "
@@ -189,7 +186,7 @@ def verdicts(facts: CardFacts) -> list[str]:
             stage.asset,
             name,
             "PASS" if passed else "FAIL",
-            HISTORY_VERDICT if name in HISTORY_CHECKS else verdict,
+            verdict,
         ]
         for stage in facts.stages
         for name, (passed, verdict) in sorted(stage.checks.items())

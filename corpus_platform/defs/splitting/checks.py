@@ -44,6 +44,11 @@ from corpus_platform.store.snapshots import current_snapshot
 ASOF_SAMPLE_RATE = 0.1
 
 
+STABILITY_CARD_VERDICT = (
+    "compared with the previously published split (`corpus lineage` has the numbers)"
+)
+
+
 @corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_STABILITY)
 def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
     """Against the published snapshot of the same ``split.epoch``: every move of a row between
@@ -51,16 +56,17 @@ def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> 
     higher epoch may move rows (listed in ``epoch_moves/``); a lower one fails."""
     config = corpus.load()
     previous = corpus.stage_dir(SPLIT_DOCUMENTS)
+    card = {"card_verdict": STABILITY_CARD_VERDICT}  # the same whatever came before
     if not (previous / MANIFEST).is_file():
         return dg.AssetCheckResult(
-            passed=True, metadata={"verdict": "first snapshot: nothing to compare"}
+            passed=True, metadata={"verdict": "first snapshot: nothing to compare", **card}
         )
     published = read_manifest(previous)
     epoch, previous_epoch = config.split.epoch, published.get("epoch", 0)
     report = split_moves(
         previous, candidate, config.num_shards, published.get("num_shards", config.num_shards)
     )
-    examples = {"moved_into_train": list(report.examples)}
+    examples = {"moved_into_train": list(report.examples), **card}
     if epoch < previous_epoch:
         verdict = f"split.epoch went back from {previous_epoch} to {epoch}: epochs only increase"
         return dg.AssetCheckResult(passed=False, metadata={"verdict": verdict, **examples})
