@@ -49,9 +49,19 @@ def partition_of(nodes: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarr
 def scatter(table: pa.Table, column: str, folder: Path, source: int, partitions: int) -> None:
     """Write ``table``'s rows to ``folder/to-<p>/from-<source>``, p the partition of
     ``column``; every partition gets a file (maybe empty)."""
-    owner = partition_of(table.column(column), partitions)
+    scatter_to(table, partition_of(table.column(column), partitions), folder, source, partitions)
+
+
+def scatter_to(
+    table: pa.Table, owner: np.ndarray, folder: Path, source: int, partitions: int
+) -> None:
+    """Write row ``i`` of ``table`` to ``folder/to-<owner[i]>/from-<source>`` (rows keep their
+    order); every partition gets a file (maybe empty)."""
+    order = np.argsort(owner, kind="stable")
+    ordered = table.take(pa.array(order))
+    bounds = np.searchsorted(owner[order], np.arange(partitions + 1))
     for part in range(partitions):
-        rows = table.filter(pa.array(owner == part))
+        rows = ordered.slice(int(bounds[part]), int(bounds[part + 1] - bounds[part]))
         write_parquet(
             rows, folder / f"to-{part:05d}" / f"from-{source:05d}.parquet", **HASH_FILE_OPTIONS
         )

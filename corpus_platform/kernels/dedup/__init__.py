@@ -11,8 +11,8 @@ the corpus beyond the grouping of band keys:
 2. :func:`candidate_pairs`: band keys grouped across shards, one band group per engine task;
    rows sharing a key are candidate pairs, written with their rows' shards, one file per group.
 3. :func:`score_candidates`: each shard's candidate rows' sketches copied out once, the shards
-   cut into contiguous ranges whose candidate rows fit a quarter of ``engine.memory_mb``, then
-   each block's (pair of ranges) pairs verified by the exact Jaccard similarity of their two
+   cut into contiguous ranges whose candidate rows fit a quarter of ``engine.memory_mb``, the
+   pairs routed to their block (pair of ranges), then each block's pairs verified by the exact Jaccard similarity of their two
    shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), one block per engine
    task; the scores stay on disk.
 4. :func:`link_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -24,6 +23,7 @@ from corpus_platform.kernels.dedup.params import (
     DedupParams,
 )
 from corpus_platform.kernels.engine import Engine, LocalEngine
+from corpus_platform.kernels.graph import gathered, scatter_to
 
 
 def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:
@@ -82,9 +82,13 @@ def candidate_file(scratch: Path, group: int) -> Path:
     return scratch / "candidates" / f"group-{group:05d}.parquet"
 
 
+ID_SCHEMA = pa.schema([("doc_id", pa.string())])
+
+
 def group_band_keys(group: int, scratch: Path, num_shards: int, params: DedupParams) -> int:
     """One band group's candidate pairs, named by doc id (a < b) with each row's shard, sorted,
-    written to :func:`candidate_file`; return the pairs written.
+    written to :func:`candidate_file`, and the group's candidate rows scattered by shard to
+    ``candidate-ids/`` (:func:`candidate_ids`); return the pairs written.
 
     An engine task: one band group's keys are in memory at a time, as three numeric arrays.
     """
@@ -107,18 +111,28 @@ def group_band_keys(group: int, scratch: Path, num_shards: int, params: DedupPar
         schema=CANDIDATE_SCHEMA,
     )
     write_parquet(table, candidate_file(scratch, group))
+    linked = sorted({*firsts, *seconds})
+    owner = np.array([shard[d] for d in linked], dtype=np.int64)
+    ids = pa.table([pa.array(linked, pa.string())], schema=ID_SCHEMA)
+    scatter_to(ids, owner, scratch / "candidate-ids", group, num_shards)
     return len(ordered)
 
 
-def read_candidates(
-    scratch: Path, select: Callable[[pa.Table], pa.Array] | None = None
-) -> pa.Table:
-    """The distinct candidate pairs of every band group (those ``select`` keeps: it maps a
-    group's table to a boolean mask), sorted by (doc_a, doc_b)."""
-    tables = []
-    for path in sorted((scratch / "candidates").glob("group-*.parquet")):
-        table = read_parquet(path)
-        tables.append(table if select is None else table.filter(select(table)))
+def candidate_ids(scratch: Path, shard: int) -> pa.Array:
+    """The doc ids of ``shard`` that are in at least one candidate pair, sorted."""
+    ids = gathered(scratch / "candidate-ids", shard, ID_SCHEMA).column("doc_id")
+    return pc.unique(ids.combine_chunks()).sort() if len(ids) else pa.array([], pa.string())
+
+
+def candidate_groups(scratch: Path) -> list[int]:
+    """The band groups whose candidate files :func:`group_band_keys` wrote."""
+    paths = (scratch / "candidates").glob("group-*.parquet")
+    return sorted(int(p.name.removeprefix("group-").split(".")[0]) for p in paths)
+
+
+def read_candidates(scratch: Path) -> pa.Table:
+    """The distinct candidate pairs of every band group, sorted by (doc_a, doc_b)."""
+    tables = [read_parquet(candidate_file(scratch, g)) for g in candidate_groups(scratch)]
     table = pa.concat_tables(tables) if tables else CANDIDATE_SCHEMA.empty_table()
     table = table.group_by(CANDIDATE_SCHEMA.names).aggregate([]).select(CANDIDATE_SCHEMA.names)
     return table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
@@ -129,7 +143,8 @@ def group_candidates(
 ) -> None:
     """Write the candidate pairs under ``scratch/candidates``, one file per band group: one
     engine task per band group (:func:`group_band_keys`); nothing comes back to the caller."""
-    shutil.rmtree(scratch / "candidates", ignore_errors=True)
+    for folder in ("candidates", "candidate-ids"):
+        shutil.rmtree(scratch / folder, ignore_errors=True)
     (engine or LocalEngine()).map_shards(
         partial(group_band_keys, scratch=scratch, num_shards=num_shards, params=params),
         range(len(params.band_groups())),

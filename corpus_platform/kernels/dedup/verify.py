@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,10 +22,15 @@ from corpus_platform.base.shards import (
     write_batches,
     write_parquet,
 )
-from corpus_platform.kernels.dedup.candidates import read_candidates
+from corpus_platform.kernels.dedup.candidates import (
+    candidate_file,
+    candidate_groups,
+    candidate_ids,
+)
 from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.dedup.signatures import SKETCH_SCHEMA
 from corpus_platform.kernels.engine import Engine, LocalEngine
+from corpus_platform.kernels.graph import gathered, scatter_to
 from corpus_platform.kernels.minhash import shingle_sets
 
 
@@ -117,12 +122,7 @@ def extract_candidate_sketches(shard: int, scratch: Path, params: DedupParams) -
     """Copy the sketches of ``shard``'s rows that are in a candidate pair to
     ``candidate-sketches/``, so the verification reads only those; return the bytes they take
     in memory while scoring. An engine task: one pass over the shard's sketch file."""
-    ids = []
-    for group in sorted((scratch / "candidates").glob("group-*.parquet")):
-        table = read_parquet(group)
-        for side in ("a", "b"):
-            ids.append(table.filter(pc.equal(table.column(f"shard_{side}"), shard))[f"doc_{side}"])
-    keep = pc.unique(pa.chunked_array(ids, pa.string()))
+    keep = candidate_ids(scratch, shard)
     field = _field(params)
     schema = pa.schema([SKETCH_SCHEMA.field(name) for name in ("doc_id", "entity", field)])
     held = 0
@@ -172,15 +172,20 @@ SCORED_SCHEMA = pa.schema(
 )
 
 
-def _in_block(ranges: list[int], low: int, high: int) -> Callable[[pa.Table], pa.Array]:
-    index = pa.array(ranges, pa.int32())
+PAIR_SCHEMA = pa.schema([("doc_a", pa.string()), ("doc_b", pa.string())])
 
-    def select(table: pa.Table) -> pa.Array:
-        a, b = (pc.take(index, table.column(c)) for c in ("shard_a", "shard_b"))
-        forward = pc.and_(pc.equal(a, low), pc.equal(b, high))
-        return pc.or_(forward, pc.and_(pc.equal(a, high), pc.equal(b, low)))
 
-    return select
+def route_candidates(group: int, scratch: Path, ranges: list[int]) -> int:
+    """Scatter one band group's candidate pairs to ``blocks/`` by verification block (the pair
+    of their rows' shard ranges); return the pairs routed. An engine task."""
+    table = read_parquet(candidate_file(scratch, group))
+    index = np.asarray(ranges, dtype=np.int64)
+    a, b = (index[table.column(c).to_numpy()] for c in ("shard_a", "shard_b"))
+    low, high, count = np.minimum(a, b), np.maximum(a, b), int(index.max(initial=-1)) + 1
+    block = low * count - low * (low - 1) // 2 + (high - low)  # position in range_blocks
+    blocks = count * (count + 1) // 2
+    scatter_to(table.select(PAIR_SCHEMA.names), block, scratch / "blocks", group, blocks)
+    return len(table)
 
 
 def score_block(
@@ -195,7 +200,9 @@ def score_block(
     ``min_similarity`` to ``scored/``, sorted; return (pairs scored, pairs written). An engine
     task: the candidate rows of two ranges in memory."""
     low, high = range_blocks(ranges)[block]
-    pairs = read_candidates(scratch, _in_block(ranges, low, high))
+    pairs = gathered(scratch / "blocks", block, PAIR_SCHEMA)
+    pairs = pairs.group_by(PAIR_SCHEMA.names).aggregate([]).select(PAIR_SCHEMA.names)
+    pairs = pairs.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
     field = _field(params)
     measure = sorted_jaccard if params.verify else estimated_jaccard
     rows: dict[str, tuple[str, np.ndarray]] = {}
@@ -231,13 +238,17 @@ def score_candidates(
     memory_mb: int = 1024,
 ) -> Scored:
     """Score every candidate pair written under ``scratch/candidates`` on the engine: each
-    shard's candidate rows copied out once, then one task per block (pair of shard ranges
-    whose rows fit in a quarter of ``memory_mb`` each); the pairs at or above
+    shard's candidate rows copied out once, the pairs routed by block (pair of shard ranges
+    whose rows fit in a quarter of ``memory_mb`` each), then one task per block; the pairs at
+    or above
     ``min_similarity`` stay on disk under ``scratch/scored`` (:func:`read_scored`)."""
     engine = engine or LocalEngine()
-    shutil.rmtree(scratch / "scored", ignore_errors=True)
+    for folder in ("scored", "blocks"):
+        shutil.rmtree(scratch / folder, ignore_errors=True)
     task = partial(extract_candidate_sketches, scratch=scratch, params=params)
     ranges = shard_ranges(engine.map_shards(task, range(num_shards)), (memory_mb << 20) // 4)
+    route = partial(route_candidates, scratch=scratch, ranges=ranges)
+    engine.map_shards(route, candidate_groups(scratch))
     score = partial(
         score_block, scratch=scratch, ranges=ranges, params=params, min_similarity=min_similarity
     )
