@@ -56,6 +56,7 @@ from corpus_platform.runner import run_build
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL_FRESH, EVAL_COPIED, EVAL_WORDS = 500, 20, 40  # evaluation passages
+TRAINING_SHARD_BYTES = 256 * 2**20  # shards.max_bytes: the platform's default
 SECTION_RE = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", re.S)
 
 
@@ -235,6 +236,8 @@ def build(
     config = yaml.safe_load((REPO / "corpus.yaml").read_text())
     config["engine"] = {**config.get("engine", {}), "kind": engine, "workers": workers}
     config["num_shards"] = shards_for(docs, config["num_shards"], shard_docs)
+    # training shards of the platform's default size, not the sample's 1 MB (6,500 tars at 1M)
+    config["shards"] = {**config.get("shards", {}), "max_bytes": TRAINING_SHARD_BYTES}
     if not language:
         config["filters"]["languages"] = []
     (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -337,7 +340,9 @@ def corpus_line(args: argparse.Namespace) -> str:
         + ". Configuration: the repository's corpus.yaml with "
         f"`engine: {{kind: {args.engine}, workers: {args.workers}}}` and `num_shards` raised "
         f"to keep at most {args.shard_docs:,} documents per shard (8 shards at 100,000, 80 at "
-        "1,000,000: a shard is what one task holds); the evaluation set holds "
+        "1,000,000: a shard is what one task holds) and `shards.max_bytes` at the platform's "
+        "default, 256 MiB (the sample's 1 MB would make 6,500 tar files of a million "
+        "documents); the evaluation set holds "
         f"{EVAL_FRESH} fresh {EVAL_WORDS}-word passages and {EVAL_COPIED} copied from the corpus."
     )
 

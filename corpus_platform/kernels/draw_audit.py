@@ -9,6 +9,7 @@ and the per-partition reports are added up, so no process holds every sample id.
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from functools import partial
@@ -37,11 +38,21 @@ TAR_SAMPLE_BYTES = 1024  # the least a tar sample takes: two members of a 512-by
 EXAMPLES = 10
 
 
-def scatter_samples(index: int, files: list[Path], folder: Path, partitions: int) -> int:
-    """Scatter the sample ids of ``files[index]`` by doc id and by key; return their number."""
-    table = shard_sample_ids(index, files)
-    scatter(table, "doc_id", folder / "by-doc", index, partitions)
-    scatter(table.select(KEY_SCHEMA.names), "key", folder / "by-key", index, partitions)
+FILES_LIST = "files.json"  # the audited files, written once for every task to read
+FILE_BATCH = 32  # files read per engine task
+
+
+def scatter_samples(batch: int, folder: Path, partitions: int) -> int:
+    """Scatter the sample ids of the ``batch``-th run of :data:`FILE_BATCH` files listed in
+    ``folder/files.json`` by doc id and by key; return their number. The list is read here, so
+    a task's arguments stay small however many files there are."""
+    names = json.loads((folder / FILES_LIST).read_text(encoding="utf-8"))
+    files = [Path(name) for name in names[batch * FILE_BATCH : (batch + 1) * FILE_BATCH]]
+    table = pa.concat_tables(
+        [sample_ids_table([], [], [], []), *(shard_sample_ids(i, files) for i in range(len(files)))]
+    )
+    scatter(table, "doc_id", folder / "by-doc", batch, partitions)
+    scatter(table.select(KEY_SCHEMA.names), "key", folder / "by-key", batch, partitions)
     return len(table)
 
 
@@ -92,9 +103,11 @@ def draw_reports(
         tar_bytes = sum(f.stat().st_size for f in files if f.suffix == ".tar")
         rows = 2 * (tar_bytes // TAR_SAMPLE_BYTES)  # at most: both formats hold every sample
         partitions = partitions_for(rows, SAMPLE_ROW_BYTES, memory_mb)
+    work.mkdir(parents=True)
+    (work / FILES_LIST).write_text(json.dumps([str(f) for f in files]), encoding="utf-8")
     engine.map_shards(
-        partial(scatter_samples, files=files, folder=work, partitions=partitions),
-        range(len(files)),
+        partial(scatter_samples, folder=work, partitions=partitions),
+        range(-(-len(files) // FILE_BATCH)),
     )
     engine.map_shards(
         partial(scatter_draws, mix=mix, folder=work, partitions=partitions), range(num_shards)

@@ -105,6 +105,27 @@ def verify_shard(
     return problems
 
 
+VERIFY_BATCH = 64  # output shards verified per engine task
+
+
+def shard_numbers(manifest: dict[str, Any]) -> list[int]:
+    """The distinct shard numbers the manifest's entries carry (-1 for none), sorted."""
+    return sorted({int(e.get("shard", -1)) for e in manifest.get("shards", [])})
+
+
+def verify_batch(batch: int, folder: Path) -> list[str]:
+    """:func:`verify_shard` for the ``batch``-th run of :data:`VERIFY_BATCH` shard numbers of
+    the manifest in ``folder``, read here: a task's arguments stay small however many shards
+    there are (each task carrying every entry would cost shards squared)."""
+    manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
+    mine = shard_numbers(manifest)[batch * VERIFY_BATCH : (batch + 1) * VERIFY_BATCH]
+    entries: dict[int, list[dict[str, Any]]] = {shard: [] for shard in mine}
+    for entry in manifest.get("shards", []):
+        if int(entry.get("shard", -1)) in entries:
+            entries[int(entry.get("shard", -1))].append(entry)
+    return [problem for shard in mine for problem in verify_shard(shard, folder, entries)]
+
+
 def _tar_rows(path: Path) -> list[tuple[str, str, int, str]]:
     rows = []
     for sample in read_tar(path):

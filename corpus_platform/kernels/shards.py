@@ -240,12 +240,15 @@ def scatter_shard(shard: int, scratch: Path) -> int:
     return len(placed)
 
 
+PLANNED_SIZES = "planned-tar-bytes.json"  # in scratch: the tar size of every planned shard
+
+
 def write_shard(
-    shard: int, scratch: Path, staging: Path, num_mix_shards: int, planned: Sequence[int]
+    shard: int, scratch: Path, staging: Path, num_mix_shards: int
 ) -> list[dict[str, Any]]:
     """Gather output shard ``shard`` from its buckets, in order, and write its tar (with
-    ``webdataset.ShardWriter``) and its Parquet file; return their manifest entries.
-    ``planned[shard]`` is the tar size the plan promised (asserted)."""
+    ``webdataset.ShardWriter``) and its Parquet file; return their manifest entries. The tar
+    size the plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
     from webdataset import ShardWriter  # imported where shards are written, not on import
 
     parts = [
@@ -279,6 +282,7 @@ def write_shard(
             strict=True,
         ):
             writer.write({"__key__": key, "json": meta, "txt": (text or "").encode("utf-8")})
+    planned = json.loads((scratch / PLANNED_SIZES).read_text(encoding="utf-8"))
     if closed != [str(tar)] or tar.stat().st_size != planned[shard]:
         raise RuntimeError(f"{tar}: ShardWriter wrote {closed}, not the one planned shard")
     columns = [c for c in table.column_names if c not in (JSON_COLUMN, TOKENS_COLUMN, "_position")]
@@ -354,12 +358,8 @@ def build_shards(
     )
     plan = plan_shards(sizes, scratch, max_bytes, max_samples)
     engine.map_shards(partial(scatter_shard, scratch=scratch), mix_shards)
-    task = partial(
-        write_shard,
-        scratch=scratch,
-        staging=staging,
-        num_mix_shards=num_shards,
-        planned=[p["tar_bytes"] for p in plan],
-    )
+    planned = json.dumps([p["tar_bytes"] for p in plan])
+    (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
+    task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)
     written = engine.map_shards(task, range(len(plan)))
     return manifest([e for entries in written for e in entries], seed, max_bytes, max_samples)

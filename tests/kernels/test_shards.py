@@ -13,6 +13,7 @@ import webdataset as wds
 
 from corpus_platform.base.names import SHARDS_MANIFEST
 from corpus_platform.base.shards import read_json
+from corpus_platform.kernels import draw_audit, shard_audit
 from corpus_platform.kernels.draw_audit import draw_reports
 from corpus_platform.kernels.engine import LocalEngine
 from corpus_platform.kernels.shard_audit import (
@@ -160,6 +161,15 @@ def test_manifest_counts_tokens_bytes_and_md5(tmp_path: Path) -> None:
     assert unlisted_files(folder, document) == []
 
 
+def audit_reports(files: list[Path], mix: Path) -> list:
+    """The draw reports of every sample id in one table (the reference)."""
+    ids = pa.concat_tables(
+        [sample_ids_table([], [], [], [])] + [shard_sample_ids(i, files) for i in range(len(files))]
+    )
+    expected = mix_draws(mix, 4)
+    return [draw_report(fmt, ids, expected) for fmt in ("webdataset", "parquet")]
+
+
 def audit(folder: Path, mix: Path) -> tuple[list[str], list]:
     document = read_json(folder / SHARDS_MANIFEST)
     by_shard = {}
@@ -168,11 +178,7 @@ def audit(folder: Path, mix: Path) -> tuple[list[str], list]:
     problems = [p for s in by_shard for p in verify_shard(s, folder, by_shard)]
     problems += unlisted_files(folder, document)
     files = sorted([*folder.glob("*.tar"), *folder.glob("*.parquet")])
-    ids = pa.concat_tables(
-        [sample_ids_table([], [], [], [])] + [shard_sample_ids(i, files) for i in range(len(files))]
-    )
-    expected = mix_draws(mix, 4)
-    reports = [draw_report(fmt, ids, expected) for fmt in ("webdataset", "parquet")]
+    reports = audit_reports(files, mix)
     for partitions, workers in ((1, 1), (3, 2)):  # partitioned on the engine: the same reports
         work = folder.parent / f"draws-{partitions}"
         engine = LocalEngine(workers)
@@ -223,3 +229,26 @@ def test_duplicate_keys_are_counted(drop: bool) -> None:
         expected = expected.slice(0, 1)
     report = draw_report("parquet", ids, expected)
     assert report.duplicate_keys == 1 and report.wrong == (2 if drop else 1)
+
+
+def test_batched_tasks_find_what_per_file_ones_find(tmp_path: Path, monkeypatch) -> None:
+    folder = make_shards(tmp_path)
+    changed = folder / entries(folder, "webdataset")[1]["name"]
+    data = bytearray(changed.read_bytes())
+    data[700] ^= 0x01
+    changed.write_bytes(bytes(data))
+    document = read_json(folder / SHARDS_MANIFEST)
+    by_shard: dict[int, list] = {}
+    for entry in document["shards"]:
+        by_shard.setdefault(entry["shard"], []).append(entry)
+    expected = [p for s in sorted(by_shard) for p in verify_shard(s, folder, by_shard)]
+    monkeypatch.setattr(shard_audit, "VERIFY_BATCH", 2)
+    batches = range(-(-len(by_shard) // 2))
+    assert len(batches) > 1 and expected
+    assert [p for b in batches for p in shard_audit.verify_batch(b, folder)] == expected
+    files = sorted([*folder.glob("*.tar"), *folder.glob("*.parquet")])
+    whole = audit_reports(files, tmp_path / "mix")
+    monkeypatch.setattr(draw_audit, "FILE_BATCH", 3)
+    assert len(files) > 3
+    batched = draw_reports(files, tmp_path / "mix", 4, tmp_path / "work", LocalEngine(1), 1024, 2)
+    assert batched == whole and batched[0].samples > 0

@@ -17,10 +17,12 @@ from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.draw_audit import draw_reports
 from corpus_platform.kernels.shard_audit import (
+    VERIFY_BATCH,
     card_problems,
+    shard_numbers,
     totals_problems,
     unlisted_files,
-    verify_shard,
+    verify_batch,
 )
 
 
@@ -32,11 +34,10 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetChe
     config = corpus.load()
     document = read_json(candidate / SHARDS_MANIFEST)
     entries = document.get("shards", [])
-    shards = sorted({int(e.get("shard", -1)) for e in entries})
+    shards = shard_numbers(document)
     problems = [] if shards == list(range(len(shards))) else [f"shard numbers {shards}"]
-    by_shard = {s: [e for e in entries if e.get("shard") == s] for s in shards}
     per_shard = corpus.engine(config).map_shards(
-        partial(verify_shard, folder=candidate, entries=by_shard), shards
+        partial(verify_batch, folder=candidate), range(-(-len(shards) // VERIFY_BATCH))
     )
     problems += [p for found in per_shard for p in found] + totals_problems(document)
     problems += card_problems(candidate, document)

@@ -12,9 +12,9 @@ the corpus beyond the grouping of band keys:
    rows sharing a key are candidate pairs, written with their rows' shards, one file per group.
 3. :func:`score_candidates`: each shard's candidate rows' sketches copied out once, the shards
    cut into contiguous ranges whose candidate rows fit a quarter of ``engine.memory_mb``, the
-   pairs routed to their block (pair of ranges), then each block's pairs verified by the exact Jaccard similarity of their two
-   shingle sets (or, with ``dedup.verify: false``, the MinHash estimate), one block per engine
-   task; the scores stay on disk.
+   pairs routed to their block (pair of ranges), then each block's pairs verified by the exact
+   Jaccard similarity of their two shingle sets (or, with ``dedup.verify: false``, the MinHash
+   estimate), one block per engine task; the scores stay on disk.
 4. :func:`link_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the
    engine, partitioned through disk) of exact-duplicate keys and pairs at or above the dedup
    threshold, every edge written by an engine task. A cluster is named by its smallest doc_id.
