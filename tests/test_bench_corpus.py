@@ -6,6 +6,7 @@ the Jaccard of every recorded pair from ``re.findall(r"\w+", text.lower())`` 5-g
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from itertools import combinations
@@ -50,6 +51,17 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
     first = write(7, "a")
     assert write(7, "b") == first
     assert write(8, "c")[0] != first[0]
+
+
+def test_gzip_files_hold_the_same_lines_and_the_same_bytes_every_time(tmp_path: Path) -> None:
+    plain = write_corpus(tmp_path / "plain", 60, SEED, files=2)
+    packed = write_corpus(tmp_path / "gz", 60, SEED, files=2, gzip_files=True)
+    again = write_corpus(tmp_path / "gz2", 60, SEED, files=2, gzip_files=True)
+    assert [p.name for p in packed.files] == ["part-00000.jsonl.gz", "part-00001.jsonl.gz"]
+    assert [gzip.decompress(p.read_bytes()) for p in packed.files] == [
+        p.read_bytes() for p in plain.files
+    ]
+    assert [p.read_bytes() for p in again.files] == [p.read_bytes() for p in packed.files]
 
 
 def test_a_smaller_corpus_is_a_prefix_of_a_larger_one() -> None:

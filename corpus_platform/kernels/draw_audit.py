@@ -26,8 +26,8 @@ from corpus_platform.kernels.graph import gathered, scatter
 from corpus_platform.kernels.shard_audit import (
     DrawReport,
     draw_report,
+    sample_ids_of,
     sample_ids_table,
-    shard_sample_ids,
 )
 
 SAMPLE_SCHEMA = sample_ids_table([], [], [], []).schema
@@ -47,10 +47,8 @@ def scatter_samples(batch: int, folder: Path, partitions: int) -> int:
     ``folder/files.json`` by doc id and by key; return their number. The list is read here, so
     a task's arguments stay small however many files there are."""
     names = json.loads((folder / FILES_LIST).read_text(encoding="utf-8"))
-    files = [Path(name) for name in names[batch * FILE_BATCH : (batch + 1) * FILE_BATCH]]
-    table = pa.concat_tables(
-        [sample_ids_table([], [], [], []), *(shard_sample_ids(i, files) for i in range(len(files)))]
-    )
+    mine = names[batch * FILE_BATCH : (batch + 1) * FILE_BATCH]
+    table = pa.concat_tables([SAMPLE_SCHEMA.empty_table(), *(sample_ids_of(Path(n)) for n in mine)])
     scatter(table, "doc_id", folder / "by-doc", batch, partitions)
     scatter(table.select(KEY_SCHEMA.names), "key", folder / "by-key", batch, partitions)
     return len(table)

@@ -182,10 +182,8 @@ def totals_problems(manifest: dict[str, Any]) -> list[str]:
     ]
 
 
-def shard_sample_ids(index: int, files: Sequence[Path]) -> pa.Table:
-    """``(format, key, doc_id, draw)`` of every sample of the tar or Parquet file
-    ``files[index]``."""
-    path = files[index]
+def sample_ids_of(path: Path) -> pa.Table:
+    """``(format, key, doc_id, draw)`` of every sample of one tar or Parquet file."""
     if path.suffix == ".tar":
         rows = [(s.key, s.meta["doc_id"], s.meta["draw"]) for s in read_tar(path)]
         keys, doc_ids, draws = (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [])
@@ -198,7 +196,7 @@ def shard_sample_ids(index: int, files: Sequence[Path]) -> pa.Table:
 
 
 def sample_ids_table(formats: list, keys: list, doc_ids: list, draws: list) -> pa.Table:
-    """The table :func:`shard_sample_ids` returns (empty when given empty lists)."""
+    """The table :func:`sample_ids_of` returns (empty when given empty lists)."""
     return pa.table(
         {
             "format": pa.array(formats, pa.string()),

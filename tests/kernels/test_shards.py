@@ -20,8 +20,8 @@ from corpus_platform.kernels.shard_audit import (
     draw_report,
     mix_draws,
     read_tar,
+    sample_ids_of,
     sample_ids_table,
-    shard_sample_ids,
     unlisted_files,
     verify_shard,
 )
@@ -163,9 +163,7 @@ def test_manifest_counts_tokens_bytes_and_md5(tmp_path: Path) -> None:
 
 def audit_reports(files: list[Path], mix: Path) -> list:
     """The draw reports of every sample id in one table (the reference)."""
-    ids = pa.concat_tables(
-        [sample_ids_table([], [], [], [])] + [shard_sample_ids(i, files) for i in range(len(files))]
-    )
+    ids = pa.concat_tables([sample_ids_table([], [], [], [])] + [sample_ids_of(f) for f in files])
     expected = mix_draws(mix, 4)
     return [draw_report(fmt, ids, expected) for fmt in ("webdataset", "parquet")]
 

@@ -59,18 +59,21 @@ def _scored_links(block: int, scratch: Path, threshold: float, links: Path, part
 
 
 def _exact_links(
-    part: int, scratch: Path, num_shards: int, key_parts: int, links: Path, partitions: int
+    part: int,
+    scratch: Path,
+    num_shards: int,
+    key_parts: int,
+    links: Path,
+    partitions: int,
+    first_source: int,
 ) -> int:
     """Edges from every row of one exact-key partition to the smallest doc id of its key (an
-    engine task; sources numbered after the scored blocks')."""
+    engine task; edge sources numbered from ``first_source``, after the scored blocks')."""
     keys = exact_key_partition(scratch, num_shards, part, key_parts)
     smallest = keys.group_by("key").aggregate([("doc_id", "min")])
     joined = keys.join(smallest, "key")
-    source = EXACT_SOURCES + part
+    source = first_source + part
     return write_edge_arrays(joined["doc_id"], joined["doc_id_min"], links, source, partitions)
-
-
-EXACT_SOURCES = 50_000  # first edge-source number of the exact-key partitions (blocks before)
 
 
 def link_clusters(
@@ -93,11 +96,14 @@ def link_clusters(
     rows = count_rows(scratch / "keys", num_shards)
     partitions = partitions_for(2 * (rows + scored), EDGE_ROW_BYTES, memory_mb)
     partitions = max(MIN_PARTITIONS, partitions)
+    blocks = scored_blocks(scratch)
     task = partial(_scored_links, scratch=scratch, threshold=threshold, links=links)
-    engine.map_shards(partial(task, partitions=partitions), scored_blocks(scratch))
+    engine.map_shards(partial(task, partitions=partitions), blocks)
     key_parts = partitions_for(rows, KEY_ROW_BYTES, memory_mb)
     exact = partial(_exact_links, scratch=scratch, num_shards=num_shards, key_parts=key_parts)
-    engine.map_shards(partial(exact, links=links, partitions=partitions), range(key_parts))
+    after = max(blocks, default=-1) + 1  # a source number no block uses
+    exact = partial(exact, links=links, partitions=partitions, first_source=after)
+    engine.map_shards(exact, range(key_parts))
     return _components(links, num_shards, engine, partitions)
 
 
