@@ -5,6 +5,11 @@ default, as in GPT-3's contamination analysis); their 64-bit hashes (the polynom
 of :mod:`corpus_platform.kernels.minhash`, a batch of texts at a time) form one set per
 evaluation set. A training row is contaminated by a set when any of its n-grams hashes into it.
 Texts shorter than n words contribute (and are tested as) one n-gram of their whole text.
+
+Training rows are tested without hashing every window: a window can only be in a set when each
+of its words occurs in some evaluation text, so only those windows (found with one Arrow
+membership test over a batch's distinct words) are hashed, and only their words. The result is
+the full test's (``tests/kernels/test_decontam_moves.py`` compares them on random texts).
 """
 
 from __future__ import annotations
@@ -15,18 +20,44 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
 
+from corpus_platform.base.arrays import avalanche64
 from corpus_platform.base.hashing import normalize_text
 from corpus_platform.base.shards import read_shard
 from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.minhash import normalized_shingle_sets
+from corpus_platform.kernels.minhash import NGRAM_BASE, normalized_shingle_sets
 from corpus_platform.kernels.readers import InputError, read_batches
 
-EvalNgrams = dict[str, frozenset[int]]
 EMPTY = np.empty(0, dtype=np.uint64)
 
 
 BATCH_TEXTS = 2048  # texts whose n-grams are hashed together
+
+
+@dataclass(frozen=True)
+class EvalNgrams:
+    """Every evaluation set's n-gram hashes (by set name) and the normalized words of all
+    evaluation texts: a training window whose words are not all among them hits no set."""
+
+    sets: dict[str, frozenset[int]]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: dict[str, list[str]], n: int) -> EvalNgrams:
+        """The n-gram hash sets of each named list of evaluation texts, and their words."""
+        sets: dict[str, frozenset[int]] = {}
+        words: set[str] = set()
+        for name, items in sorted(texts.items()):
+            hashes: set[int] = set()
+            for grams in ngram_sets(items, n):
+                hashes.update(grams.tolist())
+            sets[name] = frozenset(hashes)
+            for text in items:
+                words.update(normalize_text(text).split())
+        return cls(sets, frozenset(words))
 
 
 def ngram_sets(texts: list[str | None], n: int) -> list[np.ndarray]:
@@ -51,25 +82,22 @@ def load_eval_ngrams(root: Path, eval_sets: dict[str, str], text_column: str, n:
     Raises:
         InputError: when a file is missing or lacks the text column.
     """
-    out: EvalNgrams = {}
+    texts: dict[str, list[str]] = {}
     for name, relative in sorted(eval_sets.items()):
         path = root / relative
         if not path.is_file():
             raise InputError(
                 f"{path}: evaluation set {name!r} not found; fix decontamination.eval_sets"
             )
-        hashes: set[int] = set()
+        texts[name] = []
         for _, table in read_batches(path):
             if text_column not in table.column_names:
                 raise InputError(
                     f"{path}: no column {text_column!r}; set decontamination.text_column to the "
                     "column holding the evaluation text"
                 )
-            texts = [str(t) for t in table.column(text_column).to_pylist() if t]
-            for grams in ngram_sets(texts, n):
-                hashes.update(grams.tolist())
-        out[name] = frozenset(hashes)
-    return out
+            texts[name] += [str(t) for t in table.column(text_column).to_pylist() if t]
+    return EvalNgrams.of(texts, n)
 
 
 def contaminating_sets(text: str | None, eval_ngrams: EvalNgrams, n: int) -> list[str]:
@@ -81,21 +109,73 @@ def contaminating_sets_of(
     texts: list[str | None], eval_ngrams: EvalNgrams, n: int
 ) -> list[list[str]]:
     """For each text, the names of the evaluation sets sharing at least one n-gram with it;
-    the texts' n-grams are looked up in every set at once (numpy), a batch at a time."""
-    if not eval_ngrams:
+    the candidate windows' hashes are looked up in every set at once, a batch at a time."""
+    if not eval_ngrams.sets:
         return [[] for _ in texts]
-    lookups = {name: np.fromiter(h, np.uint64, len(h)) for name, h in eval_ngrams.items()}
+    lookups = {name: np.fromiter(h, np.uint64, len(h)) for name, h in eval_ngrams.sets.items()}
+    vocabulary = pa.array(sorted(eval_ngrams.words), pa.large_string())
     found: list[list[str]] = []
     for start in range(0, len(texts), BATCH_TEXTS):
-        sets = ngram_sets(texts[start : start + BATCH_TEXTS], n)
-        values = np.concatenate(sets) if sets else EMPTY
-        owner = np.repeat(np.arange(len(sets)), [len(r) for r in sets])
+        batch = texts[start : start + BATCH_TEXTS]
+        values, owner = candidate_ngrams([normalize_text(t or "") for t in batch], n, vocabulary)
         hit_rows = {
-            name: set(np.unique(owner[np.isin(values, hashes)]).tolist())
-            for name, hashes in lookups.items()
+            name: set(owner[np.isin(values, hashes)].tolist()) for name, hashes in lookups.items()
         }
-        found += [[name for name in lookups if i in hit_rows[name]] for i in range(len(sets))]
+        found += [[name for name in lookups if i in hit_rows[name]] for i in range(len(batch))]
     return found
+
+
+def candidate_ngrams(
+    normalized: list[str], n: int, vocabulary: pa.Array
+) -> tuple[np.ndarray, np.ndarray]:
+    """The n-gram hashes (as :func:`ngram_sets` makes them) of the windows of ``normalized``
+    texts whose words are all in ``vocabulary``, and the text each belongs to. A text of fewer
+    than ``n`` words is one window of all its words; an empty text has none.
+
+    The batch's words are laid end to end; a window is taken where no unknown word and no
+    text's first word (other than its own first) lies inside it, both read off running counts.
+    """
+    split = pc.utf8_split_whitespace(pa.array(normalized, pa.large_string()))
+    lengths = pc.list_value_length(split).to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = pc.list_flatten(split).dictionary_encode()  # an empty text is one "" word
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    known = pc.is_in(encoded.dictionary, value_set=vocabulary).to_numpy(zero_copy_only=False)
+    entries = np.flatnonzero(known)
+    entry_hashes = np.zeros(len(known), dtype=np.uint64)
+    chosen = encoded.dictionary.take(pa.array(entries)).cast(pa.large_binary()).to_pylist()
+    entry_hashes[entries] = np.fromiter(map(xxhash.xxh3_64_intdigest, chosen), np.uint64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    unknown = np.zeros(len(codes) + 1, dtype=np.int64)  # unknown words before each position
+    np.cumsum(~known[codes], out=unknown[1:])
+    is_start = np.zeros(len(codes) + 1, dtype=np.int64)
+    is_start[starts[lengths > 0]] = 1
+    text_starts = np.cumsum(is_start)  # texts begun up to and including each position
+    last = max(len(codes) - n + 1, 0)  # windows start at 0 .. last - 1
+    whole = (unknown[n : n + last] == unknown[:last]) & (
+        text_starts[n - 1 : n - 1 + last] == text_starts[:last]
+    )
+    windows = np.flatnonzero(whole)
+    values = [_window_hashes(entry_hashes, codes, windows, n)]
+    owners = [np.searchsorted(ends, windows, side="right")]
+    short = np.flatnonzero((lengths < n) & (unknown[ends] == unknown[starts]) & (lengths > 0))
+    for text in short.tolist():
+        values.append(_window_hashes(entry_hashes, codes, starts[text : text + 1], lengths[text]))
+        owners.append(np.array([text], dtype=np.int64))
+    return np.concatenate(values), np.concatenate(owners)
+
+
+def _window_hashes(
+    word_hashes: np.ndarray, codes: np.ndarray, windows: np.ndarray, width: int
+) -> np.ndarray:
+    """The avalanched polynomial hash of the ``width`` words (``word_hashes[codes[i]]`` for
+    position ``i``) starting at each of ``windows``: the shingle hash of
+    :func:`corpus_platform.kernels.minhash.normalized_shingle_sets`."""
+    with np.errstate(over="ignore"):
+        grams = word_hashes[codes[windows]]
+        for k in range(1, int(width)):
+            grams = grams * NGRAM_BASE + word_hashes[codes[windows + k]]
+        return avalanche64(grams + np.uint64(width))
 
 
 def shard_overlap(
@@ -144,6 +224,6 @@ def overlap_report(
     return OverlapReport(
         rows,
         contaminated,
-        {name: hits.get(name, 0) for name in sorted(eval_ngrams)},
+        {name: hits.get(name, 0) for name in sorted(eval_ngrams.sets)},
         tuple(examples),
     )

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from corpus_platform.base.names import PARQUET, WEBDATASET
 from corpus_platform.base.shards import read_shard
 from corpus_platform.kernels.dedup.params import partitions_for
-from corpus_platform.kernels.engine import Engine
+from corpus_platform.kernels.engine import Engine, batch_count, batch_size
 from corpus_platform.kernels.graph import gathered, scatter
 from corpus_platform.kernels.shard_audit import (
     DrawReport,
@@ -39,15 +39,15 @@ EXAMPLES = 10
 
 
 FILES_LIST = "files.json"  # the audited files, written once for every task to read
-FILE_BATCH = 32  # files read per engine task
+FILE_BATCH = 32  # files read per engine task, at most
 
 
-def scatter_samples(batch: int, folder: Path, partitions: int) -> int:
-    """Scatter the sample ids of the ``batch``-th run of :data:`FILE_BATCH` files listed in
+def scatter_samples(batch: int, folder: Path, partitions: int, size: int = FILE_BATCH) -> int:
+    """Scatter the sample ids of the ``batch``-th run of ``size`` files listed in
     ``folder/files.json`` by doc id and by key; return their number. The list is read here, so
     a task's arguments stay small however many files there are."""
     names = json.loads((folder / FILES_LIST).read_text(encoding="utf-8"))
-    mine = names[batch * FILE_BATCH : (batch + 1) * FILE_BATCH]
+    mine = names[batch * size : (batch + 1) * size]
     table = pa.concat_tables([SAMPLE_SCHEMA.empty_table(), *(sample_ids_of(Path(n)) for n in mine)])
     scatter(table, "doc_id", folder / "by-doc", batch, partitions)
     scatter(table.select(KEY_SCHEMA.names), "key", folder / "by-key", batch, partitions)
@@ -103,9 +103,10 @@ def draw_reports(
         partitions = partitions_for(rows, SAMPLE_ROW_BYTES, memory_mb)
     work.mkdir(parents=True)
     (work / FILES_LIST).write_text(json.dumps([str(f) for f in files]), encoding="utf-8")
+    size = batch_size(len(files), FILE_BATCH)
     engine.map_shards(
-        partial(scatter_samples, folder=work, partitions=partitions),
-        range(-(-len(files) // FILE_BATCH)),
+        partial(scatter_samples, folder=work, partitions=partitions, size=size),
+        range(batch_count(len(files), size)),
     )
     engine.map_shards(
         partial(scatter_draws, mix=mix, folder=work, partitions=partitions), range(num_shards)

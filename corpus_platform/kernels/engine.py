@@ -48,7 +48,8 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 @dataclass(frozen=True)
 class LocalEngine:
     """Processes shards on this machine: in this process for one worker, else a spawn pool kept
-    for the life of the process.
+    for the life of the process (a map of one task too: its working state stays out of the
+    calling process, as on a cluster).
 
     Args:
         workers: Number of worker processes; 1 runs serially in the calling process.
@@ -62,13 +63,28 @@ class LocalEngine:
 
     def map_shards(self, task: Callable[[int], Result], shards: Sequence[int]) -> list[Result]:
         """Apply ``task`` to every shard; results in the order of ``shards``."""
-        if self.workers == 1 or len(shards) <= 1:
+        if self.workers == 1 or not shards:
             return [task(shard) for shard in shards]
         try:
             return list(_pool(self.workers).map(task, shards))
         except BrokenProcessPool:
             _POOLS.pop(self.workers, None)  # a worker died (killed, out of memory): start afresh
             raise
+
+
+MAP_TASKS = 16  # a batched map is cut into up to this many tasks before batches grow
+
+
+def batch_size(items: int, most: int) -> int:
+    """How many of ``items`` one task of a batched map takes: the fewest that keep the map at
+    :data:`MAP_TASKS` tasks or under, so every worker gets some (two 256 MiB tar files are two
+    tasks, not one), but never more than ``most`` (a task's arguments and state stay small)."""
+    return max(1, min(most, -(-items // MAP_TASKS)))
+
+
+def batch_count(items: int, size: int) -> int:
+    """The number of tasks of ``size`` items each that cover ``items``."""
+    return -(-items // size)
 
 
 def shutdown_pools() -> None:

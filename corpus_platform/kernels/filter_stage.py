@@ -180,7 +180,14 @@ def _write(
     summary.kept = sum(f is None for f in first)
     index = table.schema.get_field_index("text")
     table = table.set_column(index, table.schema.field("text"), pa.array(texts, pa.string()))
-    hashes = pa.array([content_hash(t) for t in texts], pa.string())
+    upstream_hashes = table.column("content_hash").to_pylist()
+    hashes = pa.array(  # recomputed only where PII replacement or line removal edited the text
+        [
+            content_hash(t) if edited else h
+            for t, edited, h in zip(texts, replacements, upstream_hashes, strict=True)
+        ],
+        pa.string(),
+    )
     table = table.set_column(table.schema.get_field_index("content_hash"), "content_hash", hashes)
     table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
     scores = [quality_score(row) for row in verdicts]

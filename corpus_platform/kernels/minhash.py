@@ -24,10 +24,10 @@ import pyarrow.compute as pc
 import xxhash
 from datasketch import MinHash
 
+from corpus_platform.base.arrays import MIX_2, avalanche64, distinct
 from corpus_platform.base.hashing import TextNormalization
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
-MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
 FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
 CHUNK_VALUES = 1 << 16  # shingles per MinHash chunk: bounds the (shingles x num_perm) matrix
 
@@ -48,15 +48,6 @@ class ShingleSets:
     def row(self, i: int) -> np.ndarray:
         """The shingle hashes of row ``i``."""
         return self.values[self.offsets[i] : self.offsets[i + 1]]
-
-
-def avalanche64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer, element-wise (a bijection that spreads every bit)."""
-    x = x ^ (x >> np.uint64(33))
-    x = x * MIX_1
-    x = x ^ (x >> np.uint64(33))
-    x = x * MIX_2
-    return x ^ (x >> np.uint64(33))
 
 
 def fmix32(x: np.ndarray) -> np.ndarray:
@@ -99,14 +90,6 @@ def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) 
     return normalized_shingle_sets([normalization.apply(t) for t in texts], size)
 
 
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """``values`` sorted, each once (faster than ``np.unique`` on short arrays)."""
-    ordered = np.sort(values)
-    keep = np.ones(len(ordered), dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    return ordered[keep]
-
-
 def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
     """:func:`shingle_sets` of texts already normalized (as dedup does once per row).
 
@@ -127,7 +110,7 @@ def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
     for count, end in zip(counts.tolist(), ends.tolist(), strict=True):
         start = end - count
         if count >= size:
-            rows.append(_distinct(full[start : end - size + 1]))
+            rows.append(distinct(full[start : end - size + 1]))
         else:
             with np.errstate(over="ignore"):
                 short = _polynomial(words[start:end], count) if count else np.zeros(1, np.uint64)

@@ -105,7 +105,7 @@ def verify_shard(
     return problems
 
 
-VERIFY_BATCH = 64  # output shards verified per engine task
+VERIFY_BATCH = 64  # output shards verified per engine task, at most
 
 
 def shard_numbers(manifest: dict[str, Any]) -> list[int]:
@@ -113,12 +113,12 @@ def shard_numbers(manifest: dict[str, Any]) -> list[int]:
     return sorted({int(e.get("shard", -1)) for e in manifest.get("shards", [])})
 
 
-def verify_batch(batch: int, folder: Path) -> list[str]:
-    """:func:`verify_shard` for the ``batch``-th run of :data:`VERIFY_BATCH` shard numbers of
-    the manifest in ``folder``, read here: a task's arguments stay small however many shards
-    there are (each task carrying every entry would cost shards squared)."""
+def verify_batch(batch: int, folder: Path, size: int = VERIFY_BATCH) -> list[str]:
+    """:func:`verify_shard` for the ``batch``-th run of ``size`` shard numbers of the manifest
+    in ``folder``, read here: a task's arguments stay small however many shards there are
+    (each task carrying every entry would cost shards squared)."""
     manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
-    mine = shard_numbers(manifest)[batch * VERIFY_BATCH : (batch + 1) * VERIFY_BATCH]
+    mine = shard_numbers(manifest)[batch * size : (batch + 1) * size]
     entries: dict[int, list[dict[str, Any]]] = {shard: [] for shard in mine}
     for entry in manifest.get("shards", []):
         if int(entry.get("shard", -1)) in entries:

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.arrays import distinct
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
@@ -104,7 +105,7 @@ def token_statistics(texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
     encoded = pc.filter(words, nonempty).dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     vocabulary = len(encoded.dictionary)
-    present = np.unique(parents * max(vocabulary, 1) + codes)
+    present = distinct(parents * max(vocabulary, 1) + codes)
     frequency = np.bincount(present % max(vocabulary, 1), minlength=vocabulary)
     tokens = encoded.dictionary.to_pylist()
     return (

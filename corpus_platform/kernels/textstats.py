@@ -31,6 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.arrays import distinct
+
 STOP_WORDS = ("and", "be", "have", "of", "that", "the", "to", "with")
 BULLETS = (
     "\u2022",
@@ -288,7 +290,7 @@ def _word_scores(
     layout = WordLayout.of(counts, attrs.length[codes])
     stop = attrs.stop[codes]
     hit = np.flatnonzero(stop >= 0)
-    distinct_stops = np.unique(layout.doc[hit] * len(STOP_WORDS) + stop[hit])
+    distinct_stops = distinct(layout.doc[hit] * len(STOP_WORDS) + stop[hit])
     per_word = {
         "words": counts.astype(np.float64),
         "mean_word_length": np.divide(

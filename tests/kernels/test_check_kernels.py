@@ -10,7 +10,7 @@ import pyarrow as pa
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.config import SplitConfig
-from corpus_platform.kernels.decontam import ngram_hashes, overlap_report
+from corpus_platform.kernels.decontam import EvalNgrams, overlap_report
 from corpus_platform.kernels.split_ratios import split_ratio_report
 from corpus_platform.kernels.stats import frozen_scaling_errors
 from corpus_platform.kernels.stats_audit import TrainAudit, fit_mismatches
@@ -100,7 +100,7 @@ def test_overlap_report_finds_a_row_holding_benchmark_text(tmp_path: Path) -> No
     for shard in range(SHARDS):
         table = pa.table({"doc_id": [f"d{shard}"], "text": [texts[shard]]})
         write_parquet(table, part_path(tmp_path, shard))
-    ngrams = {"bench": frozenset(ngram_hashes(benchmark, 13)), "other": frozenset()}
+    ngrams = EvalNgrams.of({"bench": [benchmark], "other": []}, 13)
     report = overlap_report(tmp_path, SHARDS, ngrams, 13)
     assert (report.rows, report.contaminated) == (2, 1)
     assert report.hits == {"bench": 1, "other": 0} and report.examples == ("d1: bench",)

@@ -1,13 +1,21 @@
 """Decontamination n-grams and split stability."""
 
 import json
+import random
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from corpus_platform.base.shards import part_path, write_parquet
-from corpus_platform.kernels.decontam import contaminating_sets, load_eval_ngrams, ngram_hashes
+from corpus_platform.kernels.decontam import (
+    EvalNgrams,
+    contaminating_sets,
+    contaminating_sets_of,
+    load_eval_ngrams,
+    ngram_hashes,
+    ngram_sets,
+)
 from corpus_platform.kernels.leakage import split_moves
 from corpus_platform.kernels.readers import InputError
 
@@ -24,6 +32,30 @@ def test_shared_13_gram_is_contamination(tmp_path: Path) -> None:
     assert contaminating_sets(twelve, sets, 13) == []
     assert contaminating_sets(None, sets, 13) == []
     assert len(ngram_hashes(BENCH, 13)) == len(words) - 12
+
+
+def test_candidate_windows_find_what_hashing_every_window_finds() -> None:
+    rng = random.Random(7)
+    vocabulary = ["the", "of", "Fox", "jumps", "caf\u00e9", "na\u00efve", "x1", "dog", "over"]
+    evals = {
+        "a": [" ".join(rng.choices(vocabulary[:6], k=rng.randint(1, 30))) for _ in range(20)],
+        "b": ["fox jumps", "the of the", "Z"],  # shorter than n: one window of the whole text
+    }
+    n = 4
+    ngrams = EvalNgrams.of(evals, n)
+    texts: list[str | None] = [None, "", "!!!", "Fox, jumps.", "THE OF THE", "z"]
+    texts += [
+        " ".join(rng.choices([*vocabulary, "zebra", "-", "\n"], k=rng.randint(0, 40)))
+        for _ in range(3_000)
+    ]
+    expected = [
+        [name for name in sorted(ngrams.sets) if set(grams.tolist()) & ngrams.sets[name]]
+        for grams in ngram_sets(texts, n)
+    ]
+    found = contaminating_sets_of(texts, ngrams, n)
+    assert found == expected
+    assert sum(map(bool, found)) > 500 and sum(not f for f in found) > 500
+    assert all("b" in names for names in found[3:6]) and found[:3] == [[], [], []]
 
 
 def test_eval_set_problems_are_named(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import pytest
 from corpus_platform.config import FilterConfig
 from corpus_platform.kernels import langid
 from corpus_platform.kernels.filters import (
+    C4_BOILERPLATE,
     FILTER_NAMES,
     Verdict,
     judge_text,
@@ -187,3 +188,21 @@ def test_quality_score_ranks_cleaner_text_higher() -> None:
     noisy = quality_score(judge_text(good(240) + " #tag" * 8 + " ..." * 5, CONFIG, "web"))
     assert 0.0 < noisy < clean <= 1.0
     assert quality_score([]) == 1.0
+
+
+def test_boilerplate_rule_equals_its_line_by_line_definition() -> None:
+    def by_lines(text: str) -> tuple[str, int]:
+        lines = text.split("\n")
+        kept = [ln for ln in lines if not any(m in ln.lower() for m in C4_BOILERPLATE)]
+        return ("\n".join(kept), len(lines) - len(kept)) if len(kept) < len(lines) else (text, 0)
+
+    texts = [
+        "Plain prose.\nNothing here.",
+        "We use COOKIES.\nKept line.",
+        "Read our Privacy\nPolicy later.",  # the marker split by a line break: no line has it
+        "JavaScript required\n\nTerms of Service apply\nok",
+        "\u0130stanbul cookie shop\nother",
+        "",
+    ]
+    for text in texts:
+        assert strip_boilerplate_lines(text) == by_lines(text)

@@ -240,10 +240,9 @@ def test_batched_tasks_find_what_per_file_ones_find(tmp_path: Path, monkeypatch)
     for entry in document["shards"]:
         by_shard.setdefault(entry["shard"], []).append(entry)
     expected = [p for s in sorted(by_shard) for p in verify_shard(s, folder, by_shard)]
-    monkeypatch.setattr(shard_audit, "VERIFY_BATCH", 2)
     batches = range(-(-len(by_shard) // 2))
     assert len(batches) > 1 and expected
-    assert [p for b in batches for p in shard_audit.verify_batch(b, folder)] == expected
+    assert [p for b in batches for p in shard_audit.verify_batch(b, folder, 2)] == expected
     files = sorted([*folder.glob("*.tar"), *folder.glob("*.parquet")])
     whole = audit_reports(files, tmp_path / "mix")
     monkeypatch.setattr(draw_audit, "FILE_BATCH", 3)

@@ -4,7 +4,7 @@ import itertools
 import os
 import time
 
-from corpus_platform.kernels.engine import LocalEngine
+from corpus_platform.kernels.engine import MAP_TASKS, LocalEngine, batch_count, batch_size
 from corpus_platform.kernels.unionfind import UnionFind
 
 
@@ -44,3 +44,16 @@ def test_stages_reuse_the_same_worker_processes() -> None:
     second = set(LocalEngine(2).map_shards(worker_pid, range(8)))
     assert os.getpid() not in first
     assert first == second
+    (alone,) = engine.map_shards(worker_pid, [0])  # one task: a worker too, not the caller
+    assert alone in first and LocalEngine(1).map_shards(worker_pid, [0]) == [os.getpid()]
+
+
+def test_batches_cover_every_item_and_spread_over_workers() -> None:
+    for items, most in itertools.product((1, 2, 5, 16, 17, 100, 6_506), (1, 3, 64)):
+        size = batch_size(items, most)
+        tasks = batch_count(items, size)
+        assert 1 <= size <= most and (tasks - 1) * size < items <= tasks * size
+        assert size == most or tasks <= MAP_TASKS
+        assert size == 1 or batch_count(items, size - 1) > MAP_TASKS  # the smallest such size
+    assert batch_size(2, 64) == 1  # two big tar files: two tasks, one per worker
+    assert batch_size(6_506, 64) == 64

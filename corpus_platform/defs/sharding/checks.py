@@ -16,6 +16,7 @@ from corpus_platform.base.shards import read_json
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.draw_audit import draw_reports
+from corpus_platform.kernels.engine import batch_count, batch_size
 from corpus_platform.kernels.shard_audit import (
     VERIFY_BATCH,
     card_problems,
@@ -36,8 +37,9 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetChe
     entries = document.get("shards", [])
     shards = shard_numbers(document)
     problems = [] if shards == list(range(len(shards))) else [f"shard numbers {shards}"]
+    size = batch_size(len(shards), VERIFY_BATCH)
     per_shard = corpus.engine(config).map_shards(
-        partial(verify_batch, folder=candidate), range(-(-len(shards) // VERIFY_BATCH))
+        partial(verify_batch, folder=candidate, size=size), range(batch_count(len(shards), size))
     )
     problems += [p for found in per_shard for p in found] + totals_problems(document)
     problems += card_problems(candidate, document)
