@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
@@ -42,6 +43,9 @@ PERMISSIVE_FILTERS = {
     "max_url_ratio": 1.0,
 }
 SHINGLE = 5
+EVAL_SET = "data/eval/bench.jsonl"
+EVAL_EVERY = 50  # one evaluation passage from every 50th real document
+EVAL_NGRAM = 13
 SPLIT_THRESHOLD = 0.6
 DEDUP_THRESHOLD = 0.8
 
@@ -91,6 +95,11 @@ def real_project(tmp_path_factory: pytest.TempPathFactory):
     with (raw / "usr-share.jsonl").open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record) + "\n")
+    (root / EVAL_SET).parent.mkdir(parents=True)
+    with (root / EVAL_SET).open("w", encoding="utf-8") as handle:
+        for record in records[::EVAL_EVERY]:  # passages of real files: some land in train
+            passage = " ".join(record["body"].split()[20:60])
+            handle.write(json.dumps({"text": passage}) + "\n")
     config = project_config(
         input={
             "path": "data/raw",
@@ -102,7 +111,7 @@ def real_project(tmp_path_factory: pytest.TempPathFactory):
         split={"tolerance": 0.1},
         mix={"proportions": {"copyright": 0.4, "changelog": 0.3, "man": 0.3}, "tolerance": 0.1},
         asof_features=[],
-        decontamination={"eval_sets": {}},
+        decontamination={"eval_sets": {"bench": EVAL_SET}, "action": "drop"},
     )
     (root / "corpus.yaml").write_text(json.dumps(config), encoding="utf-8")
     return root, build(root), len(records)
@@ -132,3 +141,22 @@ def test_no_near_duplicate_is_kept_twice(real_project) -> None:
     root, _, _ = real_project
     kept = stage_texts(root / "data" / "deduplicated_documents")
     assert sorted(close_pairs(kept, DEDUP_THRESHOLD)) == []
+
+
+def ngrams_13(text: str) -> set[tuple[str, ...]]:
+    """The documented definition, written without the kernels: NFKC, casefold, ``\\w+`` words,
+    every run of 13."""
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+    return {tuple(words[i : i + EVAL_NGRAM]) for i in range(len(words) - EVAL_NGRAM + 1)}
+
+
+def test_decontamination_drops_exactly_the_train_rows_holding_eval_text(real_project) -> None:
+    root, _, _ = real_project
+    lines = (root / EVAL_SET).read_text(encoding="utf-8").splitlines()
+    evaluation = set().union(*(ngrams_13(json.loads(line)["text"]) for line in lines))
+    train = stage_texts(root / "data" / "normalized_splits" / "train")
+    holding = {doc_id for doc_id, text in train.items() if ngrams_13(text or "") & evaluation}
+    dropped = stage_texts(root / "data" / "training_mix" / "contaminated")
+    assert set(dropped) == holding and holding  # live: real passages reached the train split
+    mixed = stage_texts(root / "data" / "training_mix")
+    assert not any(ngrams_13(text or "") & evaluation for text in mixed.values())

@@ -3,6 +3,10 @@
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from corpus_platform.base.hashing import content_hash
 from corpus_platform.base.names import STAGES
 from corpus_platform.store.provenance import REQUIRED_FIELDS
 from corpus_platform.store.registry import list_snapshots
@@ -50,6 +54,18 @@ def test_planted_cases_are_handled(built) -> None:
     assert meta["deduplicated_documents"]["duplicate_clusters"] >= 130
     sizes = meta["split_documents"]["split_sizes"]
     assert sum(sizes.values()) == meta["deduplicated_documents"]["rows"]
+
+
+def test_filtered_rows_carry_the_content_hash_of_their_published_text(built) -> None:
+    root, _, _ = built
+    table = pa.concat_tables(
+        pq.read_table(p, columns=["text", "content_hash", "replacements"])
+        for p in sorted((root / "data" / "filtered_documents").glob("part-*.parquet"))
+    )
+    rows = table.to_pylist()
+    assert all(r["content_hash"] == content_hash(r["text"]) for r in rows)
+    edited = [r for r in rows if r["replacements"]]  # PII replaced or boilerplate lines removed
+    assert len(edited) >= 20 and len(edited) < len(rows)
 
 
 def test_raw_files_are_never_touched(built) -> None:
