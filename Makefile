@@ -43,7 +43,8 @@ test: install
 ## bench: a separate venv with the peers (datatrove, rensa); the whole graph on 10,000 and
 ## 100,000 generated web-like documents (bench/webcorpus.py), the dedup comparison on 100,000
 ## against the fastest peers (rensa, datasketch), reading training shards with the project's loader,
-## WebDataset and mosaicml-streaming on 50,000; writes BENCHMARKS.md. bench-large: the whole
+## WebDataset and mosaicml-streaming on 50,000; where the CPU time of the whole graph at 100,000
+## goes (py-spy samples by category, bench/cpu_profile.py); writes BENCHMARKS.md. bench-large: the whole
 ## graph on 100,000 and 1,000,000 documents with language identification off, on the local and
 ## the dask-local engine (their own sections; 1,000,000 documents need over 60 GB of disk). The slow dedup peers run on request:
 ## `bench/dedup_benchmark.py --peers datatrove,text-dedup` (about 150 docs/s for datatrove on
@@ -55,11 +56,11 @@ test: install
 # which conflict with the project's pins, and PyPI's Linux torch is the CUDA build; the second
 # line adds only what its reading path imports, and bench/peers/streaming_peer.py stands in for
 # torch's import surface.
-$(BENCH_VENV)/.installed: pyproject.toml
+$(BENCH_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e . datatrove==0.10.1 regex==2026.11.15 spacy==3.8.18 \
-		tokenizers==0.23.3 rensa==0.5.0
+		tokenizers==0.23.3 rensa==0.5.0 py-spy==0.4.3
 	$(BENCH_VENV)/bin/python -m pip install -q --no-deps mosaicml-streaming==0.13.0 brotli==1.2.1 \
 		python-snappy==0.7.3 cramjam==2.14.0 zstd==1.5.7.2 catalogue==2.0.10
 	touch $@
@@ -89,6 +90,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/dedup_benchmark.py --docs 100000 --workers 2 --peers rensa,datasketch \
 		--memory-scale 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/loader_benchmark.py --docs 50000 --workers 2 --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/cpu_profile.py --docs 100000 --workers 2 --out BENCHMARKS.md
 
 bench-large: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \

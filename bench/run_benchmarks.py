@@ -45,7 +45,7 @@ from pathlib import Path
 
 import dagster as dg
 import yaml
-from webcorpus import WebCorpus, words_of, write_corpus
+from webcorpus import CorpusFiles, WebCorpus, words_of, write_corpus
 
 from corpus_platform.base.names import STAGES
 from corpus_platform.config import parse_config
@@ -215,21 +215,20 @@ def shards_for(docs: int, configured: int, shard_docs: int) -> int:
     return max(configured, -(-docs // shard_docs))
 
 
-def build(
-    work: Path,
+def write_project(
+    project: Path,
     docs: int,
     workers: int,
     seed: int,
-    keep: bool,
     language: bool,
     engine: str,
     shard_docs: int = 12_500,
     gzip_files: bool = False,
-) -> dict:
-    """Write a project of ``docs`` documents and build it in a fresh process on ``engine``
-    (``local`` or ``dask-local``) with shards of at most ``shard_docs`` documents;
-    ``language`` False turns language identification off (``filters.languages: []``)."""
-    project = work / f"project-{docs}"
+) -> tuple[CorpusFiles, dict]:
+    """A fresh project of ``docs`` web-like documents and an evaluation set, configured for
+    ``engine`` (``local`` or ``dask-local``) with shards of at most ``shard_docs`` documents;
+    ``language`` False turns language identification off (``filters.languages: []``). Returns
+    what the corpus writer wrote and the configuration."""
     shutil.rmtree(project, ignore_errors=True)
     written = write_corpus(project / "data" / "raw", docs, seed, gzip_files=gzip_files)
     write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
@@ -241,6 +240,26 @@ def build(
     if not language:
         config["filters"]["languages"] = []
     (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return written, config
+
+
+def build(
+    work: Path,
+    docs: int,
+    workers: int,
+    seed: int,
+    keep: bool,
+    language: bool,
+    engine: str,
+    shard_docs: int = 12_500,
+    gzip_files: bool = False,
+) -> dict:
+    """Write a project of ``docs`` documents (:func:`write_project`) and build it in a fresh
+    process."""
+    project = work / f"project-{docs}"
+    written, config = write_project(
+        project, docs, workers, seed, language, engine, shard_docs, gzip_files
+    )
     out = work / f"build-{docs}.json"
     out.unlink(missing_ok=True)
     print(f"build: {docs:,} documents written in {written.seconds:.0f} s", flush=True)
@@ -435,7 +454,8 @@ def write_section(path: Path, name: str, text: str) -> None:
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
     sections[name] = text
-    order = ["bench", "nolang", "nolang-dask-local", "large", "large-dask-local", "dedup", "loader"]
+    order = ["bench", "nolang", "nolang-dask-local", "large", "cpu", "large-dask-local", "dedup"]
+    order += ["loader"]
     ordered = [sections[k] for k in order if k in sections]
     ordered += [v for k, v in sections.items() if k not in order]
     path.write_text("\n\n".join(ordered) + "\n", encoding="utf-8")

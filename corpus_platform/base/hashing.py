@@ -69,6 +69,7 @@ def _ascii_word_table() -> bytes:
 # For ASCII text, NFKC and casefold are lower() and \w is [A-Za-z0-9_]: one bytes.translate
 # lowercases and turns every other byte into a word boundary, far faster than a regex.
 ASCII_WORDS = _ascii_word_table()
+SPACE_RUN = re.compile(rb"  +")  # after ASCII_WORDS only spaces separate words
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ class TextNormalization:
         and ``whitespace: false``, the text with its own spacing)."""
         if self.tokens == "words":
             if text.isascii() and self.unicode != "none" and self.casefold:
-                return " ".join(text.encode("ascii").translate(ASCII_WORDS).decode().split())
+                spaced = text.encode("ascii").translate(ASCII_WORDS)
+                return SPACE_RUN.sub(b" ", spaced).strip().decode("ascii")
             text = self._fold(text)
             return " ".join(WORD.findall(text))
         text = self._fold(text)

@@ -27,6 +27,7 @@ import xxhash
 from corpus_platform.base.arrays import avalanche64
 from corpus_platform.base.hashing import normalize_text
 from corpus_platform.base.shards import read_shard
+from corpus_platform.base.words import split_whitespace
 from corpus_platform.kernels.engine import Engine, LocalEngine
 from corpus_platform.kernels.minhash import NGRAM_BASE, normalized_shingle_sets
 from corpus_platform.kernels.readers import InputError, read_batches
@@ -135,7 +136,7 @@ def candidate_ngrams(
     The batch's words are laid end to end; a window is taken where no unknown word and no
     text's first word (other than its own first) lies inside it, both read off running counts.
     """
-    split = pc.utf8_split_whitespace(pa.array(normalized, pa.large_string()))
+    split = split_whitespace(pa.array(normalized, pa.large_string()))
     lengths = pc.list_value_length(split).to_numpy(zero_copy_only=False).astype(np.int64)
     encoded = pc.list_flatten(split).dictionary_encode()  # an empty text is one "" word
     codes = encoded.indices.to_numpy(zero_copy_only=False)

@@ -1,8 +1,10 @@
 """The Great Expectations suite of raw_documents: schema, ids, types and value ranges.
 
-This is the only module that imports Great Expectations. Each shard is validated as a pandas
-frame against an ephemeral context; failures name the expectation, the column and example rows.
-Ids need only per-shard uniqueness: a row's shard is a function of its id.
+This is the only module that imports Great Expectations, and only when a suite is built (the
+import takes about two seconds, so the Dagster process, which only hands shards to the engine's
+workers, never pays it). Each shard is validated as a pandas frame against an ephemeral context;
+failures name the expectation, the column and example rows. Ids need only per-shard uniqueness:
+a row's shard is a function of its id.
 """
 
 from __future__ import annotations
@@ -11,17 +13,17 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-import great_expectations as gx
-from great_expectations.data_context.types.base import ProgressBarsConfig
-
 from corpus_platform.base.shards import read_shard
+
+if TYPE_CHECKING:
+    import great_expectations as gx
 
 MAX_EXAMPLES = 5
 
@@ -49,6 +51,8 @@ def build_suite(
 ) -> gx.ExpectationSuite:
     """Expectations every canonical raw_documents shard must meet."""
     _context()  # suites must be built inside an active (ephemeral) context
+    import great_expectations as gx
+
     e = gx.expectations
     suite = gx.ExpectationSuite(name="raw_documents")
     for column in (
@@ -80,6 +84,16 @@ def build_suite(
 
 @cache
 def _context() -> Any:
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    # GE fingerprints every in-memory batch under HASH_THRESHOLD bytes by hashing all its cells
+    # (pandas' hash_pandas_object: 0.6 s of a 12,500-row shard, ten times the validation). The
+    # fingerprint is only written into the result's batch markers; no metric, cache or result
+    # depends on it (tests/kernels/test_expectations.py validates shards one after another in
+    # one context). A threshold of 0 skips it.
+    pandas_execution_engine.HASH_THRESHOLD = 0
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     return context
@@ -123,8 +137,10 @@ def validate_shard(
     folder: Path,
     features: tuple[str, ...],
     ranges: dict[str, tuple[float | None, float | None]],
-) -> list[str]:
+) -> tuple[int, list[str]]:
     """Validate one shard of ``folder`` (a task for the engine's workers, each of which builds
-    the suite once); return its failures described, each prefixed with the shard."""
+    the suite once); return the suite's number of expectations and the shard's failures
+    described, each prefixed with the shard."""
     suite = _suite(features, tuple(sorted((k, tuple(v)) for k, v in ranges.items())))
-    return [f"shard {shard}: {f.describe()}" for f in validate(read_shard(folder, shard), suite)]
+    failures = validate(read_shard(folder, shard), suite)
+    return len(suite.expectations), [f"shard {shard}: {f.describe()}" for f in failures]

@@ -19,7 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import content_hash, shard_of
-from corpus_platform.base.shards import iter_shards, part_path, read_parquet, write_parquet
+from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
+    iter_shards,
+    part_path,
+    read_parquet,
+    write_parquet,
+)
 from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels.readers import Decoding, InputError, ReadStats, read_batches
 
@@ -241,7 +247,7 @@ def spill_file(
         for shard in np.unique(shards):
             part = table.filter(pa.array(shards == shard))
             name = f"{file_index:05d}-{batch_index:06d}.parquet"
-            write_parquet(part, spill_dir(staging, int(shard)) / name)
+            write_parquet(part, spill_dir(staging, int(shard)) / name, **SCRATCH_OPTIONS)
         total += len(table)
     return FileSummary(rows=total, replaced_chars=stats.replaced_chars)
 

@@ -20,12 +20,12 @@ from functools import cache
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
 from datasketch import MinHash
 
 from corpus_platform.base.arrays import MIX_2, avalanche64, distinct
 from corpus_platform.base.hashing import TextNormalization
+from corpus_platform.base.words import Words
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
 FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
@@ -65,15 +65,10 @@ def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, np.ndarray]:
     Texts are split by Arrow (where ``str.split()`` splits) and the words dictionary-encoded, so
     each distinct word of the batch is hashed once.
     """
-    split = pc.utf8_split_whitespace(pa.array(normalized, pa.large_string()))
-    words = pc.list_flatten(split)
-    nonempty = pc.greater(pc.binary_length(words), 0)  # Arrow keeps edge whitespace as ""
-    parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
-    counts = np.bincount(parents, minlength=len(normalized)).astype(np.int64)
-    encoded = pc.filter(words, nonempty).dictionary_encode()
-    distinct = encoded.dictionary.cast(pa.large_binary()).to_pylist()
+    words = Words.of(pa.array(normalized, pa.large_string()))
+    distinct = words.dictionary.cast(pa.large_binary()).to_pylist()
     hashes = np.fromiter(map(xxhash.xxh3_64_intdigest, distinct), np.uint64, len(distinct))
-    return hashes[encoded.indices.to_numpy(zero_copy_only=False)], counts
+    return hashes[words.codes], words.counts
 
 
 def _polynomial(words: np.ndarray, width: int) -> np.ndarray:

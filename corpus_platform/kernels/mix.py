@@ -20,7 +20,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import unit_interval
-from corpus_platform.base.shards import iter_shards, part_path, read_shard, write_parquet
+from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
+    iter_shards,
+    part_path,
+    read_shard,
+    write_parquet,
+)
 from corpus_platform.kernels.decontam import EvalNgrams, contaminating_sets_of
 from corpus_platform.kernels.mix_plan import MixError, plan_mix
 from corpus_platform.kernels.tokens import TokenCounter
@@ -128,7 +134,7 @@ def decontaminate_shard(
         table = table.append_column(TOKENS, pa.array(counts, pa.int64()))
         for source, n in zip(table.column("source").to_pylist(), counts, strict=True):
             tokens[source] += n
-    write_parquet(table, part_path(clean, shard))
+    write_parquet(table, part_path(clean, shard), **SCRATCH_OPTIONS)  # the draw's input
     return dict(Counter(table.column("source").to_pylist())), dict(per_set), dict(tokens)
 
 

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import stable_hex
 from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
     part_path,
     read_json,
     read_shard,
@@ -190,7 +191,9 @@ def extract_candidate_texts(
     at = dict(zip(wanted.to_pylist(), positions.tolist(), strict=True))
     order = [at[d] for d in table.column("doc_id").to_pylist()]
     write_parquet(
-        table.append_column("position", pa.array(order, pa.int64())).sort_by("position"), out
+        table.append_column("position", pa.array(order, pa.int64())).sort_by("position"),
+        out,
+        **SCRATCH_OPTIONS,
     )
     return len(table)
 

@@ -48,7 +48,13 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import stable_hash, stable_hex
 from corpus_platform.base.names import PARQUET, WEBDATASET
-from corpus_platform.base.shards import part_path, read_parquet, read_shard, write_parquet
+from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
+    part_path,
+    read_parquet,
+    read_shard,
+    write_parquet,
+)
 from corpus_platform.kernels.engine import Engine
 
 BLOCK = 512  # tar header and payload granularity
@@ -61,7 +67,6 @@ PARQUET_ROW_GROUP = 1024  # samples per row group: the loader reads only the gro
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 JSON_COLUMN = "_json"  # scratch only: the encoded metadata of each sample
 TOKENS_COLUMN = "_tokens"  # scratch only: its whitespace words
-SCRATCH_OPTIONS = {"compression": "none"}  # written once, read once: compressing costs more
 
 
 def shard_name(index: int, fmt: str) -> str:

@@ -23,6 +23,7 @@ from corpus_platform.base.arrays import distinct
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
+from corpus_platform.base.words import Words
 from corpus_platform.kernels.topk import scatter_counts
 
 TEXT_BATCH = 4096  # texts tokenized at a time: a batch's words, not a shard's, are in memory
@@ -98,20 +99,12 @@ def token_statistics(texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
     token occurs, for a batch at once: Arrow splits where ``str.split()`` does (leading and
     trailing empty strings dropped), tokens are dictionary-encoded, and distinct
     (text, token) pairs are counted per token."""
-    split = pc.utf8_split_whitespace(pa.array([t.lower() for t in texts], pa.large_string()))
-    words = pc.list_flatten(split)
-    nonempty = pc.greater(pc.binary_length(words), 0)
-    parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy().astype(np.int64)
-    encoded = pc.filter(words, nonempty).dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    vocabulary = len(encoded.dictionary)
-    present = distinct(parents * max(vocabulary, 1) + codes)
-    frequency = np.bincount(present % max(vocabulary, 1), minlength=vocabulary)
-    tokens = encoded.dictionary.to_pylist()
-    return (
-        np.bincount(parents, minlength=len(texts)),
-        dict(zip(tokens, frequency.tolist(), strict=True)),
-    )
+    words = Words.of(pa.array([t.lower() for t in texts], pa.large_string()))
+    vocabulary = max(len(words.dictionary), 1)
+    present = distinct(words.owners() * vocabulary + words.codes)
+    frequency = np.bincount(present % vocabulary, minlength=len(words.dictionary))
+    tokens = words.dictionary.to_pylist()
+    return words.counts, dict(zip(tokens, frequency.tolist(), strict=True))
 
 
 def shard_partial(

@@ -1,7 +1,7 @@
 """Every heuristic filter score of a batch of texts, from one tokenization.
 
 The filter stage used to score each document with a dozen Python passes over word tuples. Here a
-batch is split into words once, by Arrow (``utf8_split_whitespace``, which splits exactly where
+batch is split into words once, by Arrow (:mod:`corpus_platform.base.words`, exactly where
 ``str.split()`` does: a test compares them on every code point), and the words are
 dictionary-encoded. Everything that depends on a word alone (its length, whether it has a
 letter, is a stop word, a URL, a blocklisted word) is computed once per distinct word and
@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.arrays import distinct
+from corpus_platform.base.words import Words
 
 STOP_WORDS = ("and", "be", "have", "of", "that", "the", "to", "with")
 BULLETS = (
@@ -135,17 +135,20 @@ class WordLayout:
     def of(cls, counts: np.ndarray, length: np.ndarray) -> WordLayout:
         doc = np.repeat(np.arange(len(counts)), counts)
         ends = np.cumsum(counts)
+        cumulative = np.zeros(len(length) + 1, dtype=np.int64)
+        np.cumsum(length, out=cumulative[1:])
         return cls(
             doc=doc,
             remaining=ends[doc] - np.arange(len(doc)),
             length=length,
-            total_chars=np.bincount(doc, weights=length, minlength=len(counts)),
-            cumulative=np.concatenate([[0], np.cumsum(length)]),
+            total_chars=(cumulative[ends] - cumulative[ends - counts]).astype(np.float64),
+            cumulative=cumulative,
         )
 
-    def per_doc(self, weights: np.ndarray) -> np.ndarray:
-        """Sum of ``weights`` per document."""
-        return np.bincount(self.doc, weights=weights, minlength=len(self.total_chars))
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """How many words of each document ``mask`` holds for (float64), counting only the
+        words it holds for: cheap when they are few."""
+        return np.bincount(self.doc[mask], minlength=len(self.total_chars)).astype(np.float64)
 
     def fraction(self, numerator: np.ndarray) -> np.ndarray:
         """``numerator / total word characters`` per document; 0 where a document has none."""
@@ -163,13 +166,22 @@ def _repeated(ids: np.ndarray, candidates: np.ndarray, size: int) -> np.ndarray:
 
 
 def _covered_fraction(starts: np.ndarray, n: int, layout: WordLayout) -> np.ndarray:
-    """Characters of the words covered by n-grams starting at ``starts``, over all word
-    characters, per document."""
-    size = len(layout.doc)
-    delta = np.bincount(starts, minlength=size + 1)[: size + 1]
-    delta -= np.bincount(starts + n, minlength=size + 1)[: size + 1]
-    covered = np.cumsum(delta[:size]) > 0
-    return layout.fraction(layout.per_doc(layout.length * covered))
+    """Characters of the words covered by n-grams starting at ``starts`` (ascending, each
+    inside its document), over all word characters, per document.
+
+    Overlapping n-grams are merged into runs (a run ends where the next n-gram starts at or
+    after the farthest end so far), so each covered word counts once; only the given n-grams
+    are touched, not every word of the batch.
+    """
+    if not len(starts):
+        return np.zeros(len(layout.total_chars))
+    ends = starts + n
+    reach = np.maximum.accumulate(ends)
+    first = np.flatnonzero(np.r_[True, starts[1:] >= reach[:-1]])
+    run_start, run_end = starts[first], np.maximum.reduceat(ends, first)
+    chars = layout.cumulative[run_end] - layout.cumulative[run_start]
+    covered = np.bincount(layout.doc[run_start], weights=chars, minlength=len(layout.total_chars))
+    return layout.fraction(covered)
 
 
 def _top_fraction(
@@ -278,40 +290,29 @@ def line_scores(text: str, words: int) -> dict[str, float]:
 def _word_scores(
     texts: pa.Array, blocklist: frozenset[str]
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    # Arrow yields empty strings for leading and trailing whitespace; str.split() does not.
-    split = pc.utf8_split_whitespace(texts)
-    words = pc.list_flatten(split)
-    nonempty = pc.greater(pc.binary_length(words), 0)
-    parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
-    counts = np.bincount(parents, minlength=len(texts)).astype(np.int64)
-    encoded = pc.filter(words, nonempty).dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    attrs = word_attributes(encoded.dictionary, blocklist)
+    words = Words.of(texts)
+    counts, codes = words.counts, words.codes
+    attrs = word_attributes(words.dictionary, blocklist)
     layout = WordLayout.of(counts, attrs.length[codes])
     stop = attrs.stop[codes]
     hit = np.flatnonzero(stop >= 0)
-    distinct_stops = distinct(layout.doc[hit] * len(STOP_WORDS) + stop[hit])
+    stop_seen = np.zeros((len(counts), len(STOP_WORDS)), dtype=bool)  # document x stop word
+    stop_seen[layout.doc[hit], stop[hit]] = True
     per_word = {
         "words": counts.astype(np.float64),
         "mean_word_length": np.divide(
             layout.total_chars, counts, out=np.zeros(len(counts)), where=counts > 0
         ),
-        "stop_words": np.bincount(distinct_stops // len(STOP_WORDS), minlength=len(counts)).astype(
-            np.float64
-        ),
+        "stop_words": stop_seen.sum(axis=1).astype(np.float64),
     }
-    for name, attr in (
-        ("alpha_words_ratio", attrs.alpha),
-        ("url_ratio", attrs.url),
+    alpha_words = counts - layout.count(~attrs.alpha[codes])  # most words have a letter
+    for name, hits in (
+        ("alpha_words_ratio", alpha_words),
+        ("url_ratio", layout.count(attrs.url[codes])),
     ):
-        per_word[name] = np.divide(
-            layout.per_doc(attr[codes].astype(np.float64)),
-            counts,
-            out=np.zeros(len(counts)),
-            where=counts > 0,
-        )
-    per_word["blocklist_words"] = layout.per_doc(attrs.blocked[codes].astype(np.float64))
-    per_word.update(ngram_scores(codes, max(len(encoded.dictionary), 1), layout))
+        per_word[name] = np.divide(hits, counts, out=np.zeros(len(counts)), where=counts > 0)
+    per_word["blocklist_words"] = layout.count(attrs.blocked[codes])
+    per_word.update(ngram_scores(codes, max(len(words.dictionary), 1), layout))
     return counts, per_word
 
 

@@ -1,8 +1,11 @@
 """Stable hashing: same answers in every process, whatever PYTHONHASHSEED says."""
 
 import os
+import random
+import re
 import subprocess
 import sys
+import unicodedata
 
 from corpus_platform.base.hashing import (
     BUCKETS,
@@ -66,3 +69,17 @@ def test_ids_by_shard_groups_each_id_under_its_shard_in_shard_order() -> None:
     assert [shard for shard, _ in groups] == sorted({shard_of(d, 4) for d in ids})
     assert sorted(d for _, members in groups for d in members) == sorted(ids)
     assert all(shard_of(d, 4) == shard for shard, members in groups for d in members)
+
+
+def _normalized_by_definition(text: str) -> str:
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+
+
+def test_ascii_fast_path_equals_the_definition_on_every_ascii_character() -> None:
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(128)]
+    texts = ["", " ", "\n\n", "a", " a ", "A\tb", "__init__", "x,y;;z  "]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(3000)]
+    texts += ["".join(rng.choices("aB1_ ,.\n\t-", k=rng.randint(0, 60))) for _ in range(3000)]
+    assert all(t.isascii() for t in texts)
+    assert [normalize_text(t) for t in texts] == [_normalized_by_definition(t) for t in texts]

@@ -1,0 +1,52 @@
+"""Splitting a batch into whitespace words: the ASCII shortcut splits where str.split() does."""
+
+import random
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.words import Words, split_whitespace
+
+
+def _python_words(texts: list[str | None]) -> list[list[str]]:
+    return [t.split() if t is not None else [] for t in texts]
+
+
+def _words_of(texts: list[str | None]) -> list[list[str]]:
+    words = Words.of(pa.array(texts, pa.large_string()))
+    dictionary = words.dictionary.to_pylist()
+    flat = [dictionary[c] for c in words.codes.tolist()]
+    out, start = [], 0
+    for count in words.counts.tolist():
+        out.append(flat[start : start + count])
+        start += count
+    return out
+
+
+def test_split_equals_the_utf8_kernel_on_ascii_batches_with_and_without_separators() -> None:
+    rng = random.Random(11)
+    no_separators = [chr(c) for c in range(128) if c not in range(0x1C, 0x20)]
+    for alphabet in (no_separators, [chr(c) for c in range(128)], list("ab \t\n\r\x0b\x0c")):
+        texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 40))) for _ in range(2000)]
+        assert _words_of(texts) == _python_words(texts)
+        joined = [" ".join(t.split()) for t in texts]  # as normalized texts are
+        array = pa.array(joined, pa.large_string())
+        assert split_whitespace(array).equals(pc.utf8_split_whitespace(array))
+
+
+def test_split_falls_back_for_separators_and_non_ascii() -> None:
+    texts = ["a\x1cb", "c\x1fd e", "x\u00a0y", "z\u2003w", "caf\u00e9 ok", None, ""]
+    for text in texts:
+        array = pa.array([text, "  plain words "], pa.string())
+        assert split_whitespace(array).equals(pc.utf8_split_whitespace(array))  # the same kernel
+    assert _words_of(texts) == _python_words(texts)
+    assert _words_of(["a\x1cb"]) == [["a", "b"]]
+
+
+def test_split_of_slices_chunks_and_empty_batches() -> None:
+    array = pa.array(["\x1c", "one two", "three"], pa.string())
+    assert split_whitespace(array.slice(1)).to_pylist() == [["one", "two"], ["three"]]
+    chunked = pa.chunked_array([array.slice(1, 1), array.slice(2)])
+    assert split_whitespace(chunked).to_pylist() == [["one", "two"], ["three"]]
+    assert split_whitespace(pa.array([], pa.string())).to_pylist() == []
+    assert Words.of(pa.array([], pa.string())).counts.tolist() == []
