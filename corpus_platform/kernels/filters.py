@@ -190,7 +190,8 @@ def judge_texts(
     row's source are skipped. All texts are scored together by :func:`text_scores`.
     """
     with_text = [i for i, text in enumerate(texts) if text is not None]
-    scores = text_scores([texts[i] for i in with_text], load_blocklist(config.blocklist))
+    scored = text_scores([texts[i] for i in with_text], load_blocklist(config.blocklist))
+    scores = {name: values.tolist() for name, values in scored.items()}  # Python floats, once
     score_of = {i: position for position, i in enumerate(with_text)}
     exempt_by_source = {
         source: {name for name, exempt in config.exempt.items() if source in exempt}
@@ -204,7 +205,7 @@ def judge_texts(
         if i in score_of:
             row, exempt = score_of[i], exempt_by_source[source]
             verdicts += [
-                f.verdict(float(scores[f.score][row]), limits[f.name])
+                f.verdict(scores[f.score][row], limits[f.name])
                 for f in FILTERS
                 if f.name not in exempt
             ]
