@@ -3,13 +3,16 @@ modules.
 
 Every import in every module of the package is read with ``ast`` (imports inside functions
 included); one that points up, or sideways between kernels, store and loader, fails with its
-location. The loader (read by training code) never imports Dagster.
+location. The loader (read by training code) never imports Dagster, and importing the
+expectations module does not import Great Expectations.
 """
 
 import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import corpus_platform
 
@@ -85,10 +88,18 @@ def test_the_layer_rule_catches_a_wrong_import() -> None:
     assert layer_of("corpus_platform.loader.dataset") == ("loader", 2)
 
 
-def test_importing_the_loader_imports_no_dagster() -> None:
+@pytest.mark.parametrize(
+    ("module", "heavy"),
+    [
+        ("corpus_platform.loader", ("dagster", "torch")),  # read by training code
+        # the Dagster process hands shards to workers; only they build the suite
+        ("corpus_platform.kernels.expectations", ("great_expectations",)),
+    ],
+)
+def test_importing_a_light_module_loads_no_heavy_package(module: str, heavy: tuple) -> None:
     code = (
-        "import sys, corpus_platform.loader; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dagster', 'torch')))"
+        f"import sys, {module}; "
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -16,12 +16,12 @@ import pyarrow.compute as pc
 
 # Python's str.split() and Arrow's UTF-8 kernel treat these four ASCII bytes (file, group,
 # record and unit separators) as whitespace; Arrow's ASCII kernel does not.
-_SEPARATORS = np.uint8(0x1C)
+_FIRST_SEPARATOR = np.uint8(0x1C)
 
 
 def split_whitespace(texts: pa.Array) -> pa.Array:
     """Each text's words, split where ``str.split()`` splits, as an Arrow list array: by
-    Arrow's ASCII kernel (twice as fast) when every byte of the texts is ASCII and none is one
+    Arrow's ASCII kernel (1.5x as fast) when every byte of the texts is ASCII and none is one
     of the separators ``\\x1c``-``\\x1f``, by its UTF-8 kernel otherwise.
 
     Both kernels keep empty strings where a text begins or ends with whitespace (an empty text
@@ -36,7 +36,7 @@ def split_whitespace(texts: pa.Array) -> pa.Array:
     )
     if data is not None:
         raw = np.frombuffer(data, np.uint8)
-        if not len(raw) or (raw.max() < 0x80 and not np.any((raw - _SEPARATORS) < 4)):
+        if not len(raw) or (raw.max() < 0x80 and not np.any((raw - _FIRST_SEPARATOR) < 4)):
             return pc.ascii_split_whitespace(texts)
     return pc.utf8_split_whitespace(texts)
 
