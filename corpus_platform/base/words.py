@@ -14,8 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Python's str.split() and Arrow's UTF-8 kernel treat these four ASCII bytes (file, group,
-# record and unit separators) as whitespace; Arrow's ASCII kernel does not.
+# Python's str.split() and Arrow's UTF-8 kernel treat the four ASCII bytes from this one on
+# (file, group, record and unit separators, 0x1c-0x1f) as whitespace; Arrow's ASCII kernel does
+# not.
 _FIRST_SEPARATOR = np.uint8(0x1C)
 
 
