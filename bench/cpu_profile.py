@@ -135,6 +135,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("BENCHMARKS.md"))
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: temp)")
+    parser.add_argument(
+        "--samples", type=Path, default=None, help="also keep py-spy's raw samples at this path"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         project = Path(scratch) / f"project-{args.docs}"
@@ -144,6 +147,8 @@ def main() -> int:
         raw = Path(scratch) / "samples.txt"
         wall = profile(project, raw)
         counts = categorize(raw)
+        if args.samples is not None:
+            shutil.copyfile(raw, args.samples)
     text = render(args, counts, wall, written.text_bytes / 1e6)
     write_section(args.out, "cpu", text)
     print(text)

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -24,11 +25,11 @@ from corpus_platform.kernels import langid
 from corpus_platform.kernels.filters import (
     LANGUAGE,
     Verdict,
-    judge_texts,
-    quality_score,
+    judge_matrix,
     strip_boilerplate_lines,
 )
 from corpus_platform.kernels.pii import scrub_all
+from corpus_platform.kernels.verdicts import ShardVerdicts, failed_before_language
 
 SAMPLES_PER_FILTER = 3
 SNIPPET_CHARS = 160
@@ -56,11 +57,6 @@ class FilterSummary:
     would_fail: Counter[str] = field(default_factory=Counter)
     replacements: Counter[str] = field(default_factory=Counter)
     samples: dict[tuple[str, bool], list[Sample]] = field(default_factory=dict)
-
-    def wants(self, verdict: Verdict, key: float, doc_id: str) -> bool:
-        """Whether a row with this sort key would enter the samples of ``verdict``'s bucket."""
-        bucket = self.samples.get((verdict.name, verdict.passed))
-        return bucket is None or len(bucket) < SAMPLES_PER_FILTER or (-key, doc_id) > bucket[0][:2]
 
     def offer(self, verdict: Verdict, sample: Sample) -> None:
         """Keep the ``SAMPLES_PER_FILTER`` rows with the smallest keys per (filter, passed)."""
@@ -116,40 +112,67 @@ def filter_shard(
     sources = table.column("source").to_pylist()
     urls = table.column("url").to_pylist() if "url" in table.column_names else [None] * len(table)
     texts, pii_failures, edits = _edit_texts(table.column("text").to_pylist(), sources, config)
-    judged = judge_texts(texts, sources, urls, config)
-    verdicts = [pii + row for pii, row in zip(pii_failures, judged, strict=True)]
+    matrix = judge_matrix(texts, sources, urls, config)
+    failed = failed_before_language(pii_failures, matrix)
+    language = _language_verdicts(texts, sources, failed, config)
+    verdicts = ShardVerdicts(pii_failures, matrix, language)
     replacements = [sorted(f"{kind}:{n}" for kind, n in row.items()) for row in edits]
     for row in edits:
         summary.replacements.update(row)
-    _language_verdicts(texts, sources, verdicts, config)
     return _write(shard, table, staging, texts, verdicts, replacements, summary, seed)
 
 
 def _language_verdicts(
-    texts: list[str | None], sources: list[str], verdicts: list[list[Verdict]], config: FilterConfig
-) -> None:
-    """Run language identification last, in one batch, on rows every other filter passed."""
+    texts: list[str | None], sources: list[str], failed: np.ndarray, config: FilterConfig
+) -> list[Verdict | None]:
+    """Run language identification last, in one batch, on rows every other filter passed
+    (``failed``: the rows some other verdict fails)."""
+    out: list[Verdict | None] = [None] * len(texts)
     if not config.languages:
-        return
+        return out
     exempt = set(config.exempt.get(LANGUAGE, ()))
     todo = [
         i
-        for i, (text, source) in enumerate(zip(texts, sources, strict=True))
-        if text is not None and source not in exempt and all(v.passed for v in verdicts[i])
+        for i, (text, source, dropped) in enumerate(
+            zip(texts, sources, failed.tolist(), strict=True)
+        )
+        if text is not None and source not in exempt and not dropped
     ]
     scores = langid.keep_confidence(
         [texts[i] for i in todo], config.languages, config.language_candidates
     )
     for i, score in zip(todo, scores, strict=True):
-        verdicts[i].append(
-            Verdict(
-                LANGUAGE,
-                score,
-                config.min_language_confidence,
-                score >= config.min_language_confidence,
-                fails_above=False,
-            )
+        out[i] = Verdict(
+            LANGUAGE,
+            score,
+            config.min_language_confidence,
+            score >= config.min_language_confidence,
+            fails_above=False,
         )
+    return out
+
+
+def _offer_samples(
+    summary: FilterSummary,
+    verdicts: ShardVerdicts,
+    ids: list[str],
+    texts: list[str | None],
+    seed: int,
+) -> None:
+    """Offer each (verdict, passed) bucket the rows with the smallest review keys (ties: the
+    larger doc id, as the bucket's heap keeps them)."""
+    keys = np.array([unit_interval(doc_id, seed, "review") for doc_id in ids])
+    by_id_descending = np.argsort(np.array(ids, dtype=object))[::-1] if ids else np.empty(0, int)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[by_id_descending] = np.arange(len(ids))
+    snippets: dict[int, str] = {}
+    for (name, _), rows in verdicts.buckets().items():
+        chosen = rows[np.lexsort((rank[rows], keys[rows]))[:SAMPLES_PER_FILTER]]
+        for i in chosen.tolist():
+            if i not in snippets:
+                snippets[i] = redact_text((texts[i] or "")[:SNIPPET_CHARS])
+            verdict = verdicts.verdict(i, name)
+            summary.offer(verdict, Sample(float(keys[i]), ids[i], verdict.score, snippets[i]))
 
 
 def _write(
@@ -157,25 +180,16 @@ def _write(
     table: pa.Table,
     staging: Path,
     texts: list[str | None],
-    verdicts: list[list[Verdict]],
+    verdicts: ShardVerdicts,
     replacements: list[list[str]],
     summary: FilterSummary,
     seed: int,
 ) -> FilterSummary:
     ids = table.column("doc_id").to_pylist()
-    first: list[Verdict | None] = []
-    for doc_id, text, row in zip(ids, texts, verdicts, strict=True):
-        failed = [v for v in row if not v.passed]
-        summary.would_fail.update(v.name for v in failed)
-        first.append(failed[0] if failed else None)
-        if failed:
-            summary.removed_by[failed[0].name] += 1
-        key = unit_interval(doc_id, seed, "review")
-        snippet = None
-        for v in row:
-            if summary.wants(v, key, doc_id):
-                snippet = snippet or redact_text((text or "")[:SNIPPET_CHARS])
-                summary.offer(v, Sample(key, doc_id, v.score, snippet))
+    first = verdicts.first_failures()
+    summary.would_fail.update(verdicts.would_fail())
+    summary.removed_by.update(f.name for f in first if f is not None)
+    _offer_samples(summary, verdicts, ids, texts, seed)
     keep = pa.array([f is None for f in first], pa.bool_())
     summary.kept = sum(f is None for f in first)
     index = table.schema.get_field_index("text")
@@ -190,8 +204,7 @@ def _write(
     )
     table = table.set_column(table.schema.get_field_index("content_hash"), "content_hash", hashes)
     table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
-    scores = [quality_score(row) for row in verdicts]
-    table = table.append_column("quality_score", pa.array(scores, pa.float64()))
+    table = table.append_column("quality_score", pa.array(verdicts.quality_scores(), pa.float64()))
     write_parquet(table.filter(keep), part_path(staging, shard))
     removed = table
     for spec, values in zip(
@@ -200,7 +213,7 @@ def _write(
             [f.name if f else None for f in first],
             [f.score if f else None for f in first],
             [f.threshold if f else None for f in first],
-            [[v.name for v in row if not v.passed] for row in verdicts],
+            [verdicts.failed_names(i) if f else [] for i, f in enumerate(first)],
         ),
         strict=True,
     ):

@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from corpus_platform.config import ConfigError, FilterConfig
 from corpus_platform.kernels.textstats import text_scores
 
@@ -78,7 +80,10 @@ def quality_score(verdicts: list[Verdict]) -> float:
     with the highest score."""
     if not verdicts:
         return 1.0
-    return round(sum(v.headroom for v in verdicts) / len(verdicts), 6)
+    total = 0.0
+    for v in verdicts:  # one addition after another (Python 3.12's sum() compensates)
+        total += v.headroom
+    return round(total / len(verdicts), 6)
 
 
 @dataclass(frozen=True)
@@ -178,39 +183,97 @@ def domain_verdict(url: str | None, config: FilterConfig) -> Verdict | None:
     return Verdict(DOMAIN, 1.0 if denied else 0.0, 0.5, not denied)
 
 
+FAILS_ABOVE = np.array([f.fails_above for f in FILTERS])
+
+
+def headrooms(
+    scores: np.ndarray, limits: np.ndarray, passed: np.ndarray, fails_above: np.ndarray
+) -> np.ndarray:
+    """:attr:`Verdict.headroom` element-wise (broadcasting), with the same float operations."""
+    positive = limits > 0.0
+    ratio = np.divide(
+        scores, limits, out=np.zeros(np.broadcast(scores, limits).shape), where=positive & passed
+    )
+    inside = np.minimum(1.0, np.maximum(0.0, np.where(fails_above, 1.0 - ratio, ratio - 1.0)))
+    return np.where(passed, np.where(positive, inside, 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class FilterMatrix:
+    """Every heuristic filter's verdict on every row of a batch, as arrays whose columns follow
+    :data:`FILTERS`, and each row's domain verdict (if any).
+
+    ``applies`` is False where a row has no text or its source is exempt from the filter; there
+    ``scores`` holds NaN and ``passed`` False. The filter stage works on these arrays; the lists
+    of :class:`Verdict` (:meth:`verdicts`) are for single rows.
+    """
+
+    scores: np.ndarray
+    applies: np.ndarray
+    passed: np.ndarray
+    limits: np.ndarray
+    domains: list[Verdict | None]
+
+    @property
+    def failed(self) -> np.ndarray:
+        """Where an applicable filter failed."""
+        return self.applies & ~self.passed
+
+    def headrooms(self) -> np.ndarray:
+        """Each verdict's :attr:`Verdict.headroom`; 0 where no filter applies."""
+        return headrooms(self.scores, self.limits, self.passed, FAILS_ABOVE)
+
+    def verdicts(self, row: int) -> list[Verdict]:
+        """Row ``row``'s verdicts in order: the domain verdict, then the filters that apply."""
+        domain = self.domains[row]
+        out = [domain] if domain is not None else []
+        scores, passed = self.scores[row].tolist(), self.passed[row].tolist()
+        return out + [
+            Verdict(f.name, scores[j], float(self.limits[j]), passed[j], f.fails_above)
+            for j, f in enumerate(FILTERS)
+            if self.applies[row, j]
+        ]
+
+
+def judge_matrix(
+    texts: Sequence[str | None],
+    sources: Sequence[str],
+    urls: Sequence[str | None],
+    config: FilterConfig,
+) -> FilterMatrix:
+    """Every heuristic filter's verdict on every row (language identification is separate).
+
+    Rows without text (tabular data) get only the domain verdict, if any. Filters exempt for a
+    row's source do not apply. All texts are scored together by :func:`text_scores`.
+    """
+    with_text = np.array([i for i, text in enumerate(texts) if text is not None], np.int64)
+    scored = text_scores([texts[i] for i in with_text], load_blocklist(config.blocklist))
+    scores = np.full((len(texts), len(FILTERS)), np.nan)
+    for column, f in enumerate(FILTERS):
+        if len(with_text):
+            scores[with_text, column] = scored[f.score]
+    exempt = {
+        source: np.array([source in config.exempt.get(f.name, ()) for f in FILTERS])
+        for source in set(sources)
+    }
+    applies = np.zeros((len(texts), len(FILTERS)), dtype=bool)
+    for i in with_text.tolist():
+        applies[i] = ~exempt[sources[i]]
+    limits = np.array([float(f.threshold(config)) for f in FILTERS])
+    with np.errstate(invalid="ignore"):
+        passed = applies & np.where(FAILS_ABOVE, scores <= limits, scores >= limits)
+    return FilterMatrix(scores, applies, passed, limits, [domain_verdict(u, config) for u in urls])
+
+
 def judge_texts(
     texts: Sequence[str | None],
     sources: Sequence[str],
     urls: Sequence[str | None],
     config: FilterConfig,
 ) -> list[list[Verdict]]:
-    """Every heuristic filter's verdict on every row (language identification is separate).
-
-    Rows without text (tabular data) get only the domain verdict, if any. Filters exempt for a
-    row's source are skipped. All texts are scored together by :func:`text_scores`.
-    """
-    with_text = [i for i, text in enumerate(texts) if text is not None]
-    scored = text_scores([texts[i] for i in with_text], load_blocklist(config.blocklist))
-    scores = {name: values.tolist() for name, values in scored.items()}  # Python floats, once
-    score_of = {i: position for position, i in enumerate(with_text)}
-    exempt_by_source = {
-        source: {name for name, exempt in config.exempt.items() if source in exempt}
-        for source in set(sources)
-    }
-    limits = {f.name: float(f.threshold(config)) for f in FILTERS}
-    out: list[list[Verdict]] = []
-    for i, (source, url) in enumerate(zip(sources, urls, strict=True)):
-        domain = domain_verdict(url, config)
-        verdicts = [domain] if domain is not None else []
-        if i in score_of:
-            row, exempt = score_of[i], exempt_by_source[source]
-            verdicts += [
-                f.verdict(scores[f.score][row], limits[f.name])
-                for f in FILTERS
-                if f.name not in exempt
-            ]
-        out.append(verdicts)
-    return out
+    """:func:`judge_matrix` as one list of :class:`Verdict` per row (domain first)."""
+    matrix = judge_matrix(texts, sources, urls, config)
+    return [matrix.verdicts(i) for i in range(len(texts))]
 
 
 def judge_text(

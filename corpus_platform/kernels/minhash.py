@@ -29,7 +29,11 @@ from corpus_platform.base.words import Words
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
 FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
-CHUNK_VALUES = 1 << 16  # shingles per MinHash chunk: bounds the (shingles x num_perm) matrix
+# Shingles per MinHash chunk: the (num_perm x shingles) uint32 matrix of a chunk (4 MiB at 128
+# permutations) stays in the CPU's cache between its multiply, add and reduce; at 1 << 16 (32 MiB)
+# each pass went to memory: 87 us a 7.6 KB document against 37 us (5,000 bench/webcorpus.py
+# documents, 2026-11-24).
+CHUNK_VALUES = 1 << 13
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -34,6 +36,47 @@ from corpus_platform.store.remotes import (
 # copy-on-write clone, else a hard link), so pinning a stage does not write its bytes twice;
 # DVC makes linked files read-only. A filesystem with neither falls back to a copy.
 LINK_TYPES = "reflink,hardlink,copy"
+# Where the filesystem cannot clone files (ext4, ...), hard links come first: `dvc add` then
+# links the stage's files into the cache itself, where with reflink first it copies every byte
+# into the cache and the workspace is relinked afterwards (a second pass). DVC takes the
+# hard-link path of `add` only when "hardlink" is the first cache type.
+HARDLINK_FIRST = "hardlink,copy"
+FICLONE = 0x40049409  # Linux's ioctl that clones a file's extents (what DVC's reflink does)
+
+
+def reflink_works(folder: Path) -> bool:
+    """Whether files in ``folder`` can be cloned (reflink): tried on two scratch files there.
+    Off Linux the answer is yes, so DVC keeps trying reflink first (APFS clones)."""
+    if not sys.platform.startswith("linux"):
+        return True
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    source, clone = folder / ".reflink-probe", folder / ".reflink-probe-clone"
+    try:
+        source.write_bytes(b"probe")
+        with source.open("rb") as src, clone.open("wb") as dst:
+            fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+        return True
+    except OSError:
+        return False
+    finally:
+        source.unlink(missing_ok=True)
+        clone.unlink(missing_ok=True)
+
+
+def link_types(root: Path) -> str:
+    """The ``cache.type`` a new DVC project at ``root`` gets: reflink first where its
+    filesystem clones files, else hard links first (see :data:`HARDLINK_FIRST`)."""
+    return LINK_TYPES if reflink_works(root) else HARDLINK_FIRST
+
+
+def adds_by_hardlink(config: Mapping[str, Any]) -> bool:
+    """Whether `dvc add` in a project with this DVC ``config`` hard-links files into the cache
+    (its first cache type is "hardlink"), leaving them linked and read-only."""
+    types = config["cache"].get("type") or []
+    first = (types.split(",") if isinstance(types, str) else list(types) or [""])[0]
+    return first.strip() == "hardlink"
 
 
 def _run(root: Path, python_args: list[str], what: str) -> str:
@@ -92,7 +135,7 @@ def ensure_dvc_project(root: Path, remote: Path | RemoteSpec, enforce: bool = Fa
         commands = [
             ["init", "--no-scm", "--force", "-q"],
             ["config", "core.analytics", "false"],
-            ["config", "cache.type", LINK_TYPES],
+            ["config", "cache.type", link_types(root)],
         ]
     location = spec.url
     if not is_s3(location):
@@ -149,16 +192,19 @@ def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
     """Track ``folder`` (or a file) with DVC, push its objects to the default remote, return its
     snapshot id.
 
-    ``link``: afterwards replace the workspace files by links to their cache objects
-    (``cache.type``), so a stage's bytes are stored once on this disk. Only for stage folders
-    the platform wrote: linked files become read-only, and raw inputs are never touched.
+    ``link``: leave the workspace files as links to their cache objects (``cache.type``: `dvc
+    add` hard-links them itself when "hardlink" comes first, else a relink follows), so a
+    stage's bytes are stored once on this disk. Only for stage folders the platform wrote:
+    linked files become read-only. Without ``link`` the files are copied into the cache and
+    left as they were (`add --no-relink`): raw inputs are never touched.
     """
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
-    commands = [["add", "-q", relative]]
+    settings = dvc_settings(root)
+    commands = [["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]]
     if push:
-        dvc_settings(root).require_credentials()
+        settings.require_credentials()
         commands.append(["push", f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
-    if link:
+    if link and not adds_by_hardlink(settings.config):
         commands.append(["checkout", "--relink", "-q", f"{relative}.dvc"])
     _dvc_commands(root, commands)
     snapshot = current_snapshot(root, folder)

@@ -6,7 +6,17 @@ import pytest
 
 from corpus_platform.store.provenance import ProvenanceError, environment_digest, require_provenance
 from corpus_platform.store.registry import list_snapshots, record_snapshot
-from corpus_platform.store.snapshots import SnapshotError, current_snapshot, ensure_dvc_project, pin
+from corpus_platform.store.remotes import dvc_settings
+from corpus_platform.store.snapshots import (
+    HARDLINK_FIRST,
+    LINK_TYPES,
+    SnapshotError,
+    cache_dir,
+    current_snapshot,
+    ensure_dvc_project,
+    pin,
+    reflink_works,
+)
 
 
 def test_pin_gives_content_addressed_ids_and_pushes(tmp_path: Path) -> None:
@@ -23,6 +33,35 @@ def test_pin_gives_content_addressed_ids_and_pushes(tmp_path: Path) -> None:
     assert second != first
     (folder / "part-00000.parquet").write_bytes(b"first")
     assert pin(root, folder) == first
+
+
+def _stage_with_two_files(root: Path, name: str) -> Path:
+    folder = root / "data" / name
+    folder.mkdir(parents=True)
+    for index in range(2):
+        (folder / f"part-{index:05d}.parquet").write_bytes(f"{name} {index}".encode() * 1000)
+    return folder
+
+
+def test_new_projects_link_stages_into_the_cache_and_leave_raw_files_alone(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    ensure_dvc_project(root, tmp_path / "remote")
+    types = dvc_settings(root).config["cache"]["type"]
+    expected = LINK_TYPES if reflink_works(root) else HARDLINK_FIRST
+    assert (",".join(types) if isinstance(types, list) else types) == expected
+    stage, raw = _stage_with_two_files(root, "stage"), _stage_with_two_files(root, "raw")
+    raw_before = [(p.stat().st_ino, p.stat().st_mode, p.stat().st_nlink) for p in raw.iterdir()]
+    pin(root, stage, link=True)
+    pin(root, raw)
+    cache = cache_dir(root)
+    cached = {p.stat().st_ino for p in cache.rglob("*") if p.is_file()}
+    for path in stage.iterdir():  # the stage's bytes are stored once: linked and read-only
+        assert not path.stat().st_mode & 0o222
+        assert path.stat().st_ino in cached or path.stat().st_nlink == 1  # hard link or clone
+    raw_after = [(p.stat().st_ino, p.stat().st_mode, p.stat().st_nlink) for p in raw.iterdir()]
+    assert raw_after == raw_before  # raw inputs: copied into the cache, never relinked
+    if not reflink_works(root):  # ext4 and the like: hard links, made by `dvc add` itself
+        assert all(p.stat().st_nlink == 2 for p in stage.iterdir())
 
 
 def test_pin_outside_a_dvc_project_fails_loudly(tmp_path: Path) -> None:
