@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import yaml
 
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
+from corpus_platform.store.dvc_process import run_dvc
 from corpus_platform.store.remotes import (
     RemoteObjects,
     RemoteSpec,
@@ -79,16 +79,10 @@ def adds_by_hardlink(config: Mapping[str, Any]) -> bool:
     return first.strip() == "hardlink"
 
 
-def _run(root: Path, python_args: list[str], what: str) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
-    done = subprocess.run(
-        [sys.executable, *python_args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def _run(root: Path, commands: list[list[str]], what: str) -> str:
+    """Run DVC commands in the project at ``root`` (:func:`run_dvc`: a child forked from a
+    server that imported DVC once), stopping at the first that fails; return their output."""
+    done = run_dvc(root, commands, {**os.environ, "DVC_NO_ANALYTICS": "1"})
     if done.returncode != 0:
         said = "\n".join(
             line
@@ -111,7 +105,7 @@ def _remote_or_none(root: Path) -> RemoteSpec | None:
 
 
 def _dvc(root: Path, *args: str) -> str:
-    return _run(root, ["-m", "dvc", *args], " ".join(args))
+    return _run(root, [list(args)], " ".join(args))
 
 
 def ensure_dvc_project(root: Path, remote: Path | RemoteSpec, enforce: bool = False) -> None:
@@ -174,18 +168,8 @@ def current_snapshot(root: Path, folder: Path) -> str | None:
 
 
 def _dvc_commands(root: Path, commands: list[list[str]]) -> None:
-    """Run several DVC commands in one Python process (DVC's start-up costs about a second),
-    stopping at the first that fails."""
-    script = (
-        "import sys, json\n"
-        "from dvc.cli import main\n"
-        "for args in json.loads(sys.argv[1]):\n"
-        "    code = main(args)\n"
-        "    if code:\n"
-        "        print('dvc ' + ' '.join(args), file=sys.stderr)\n"
-        "        sys.exit(code)\n"
-    )
-    _run(root, ["-c", script, json.dumps(commands)], " then ".join(c[0] for c in commands))
+    """Run several DVC commands in one child process, stopping at the first that fails."""
+    _run(root, commands, " then ".join(c[0] for c in commands))
 
 
 def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
