@@ -96,6 +96,14 @@ def children() -> list[int]:
     return sorted(pids)
 
 
+def is_dvc_helper(pid: int) -> bool:
+    """Whether a child is the DVC helper (corpus_platform/store/dvc_process.py), not a worker."""
+    try:
+        return b"dvc.cli" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+
+
 def our_filters(texts: list[str], sources: list[str], urls: list[str], config_path: Path) -> dict:
     """Docs/s of the project's heuristic filters, batched as the filter stage runs them."""
     config = parse_config(yaml.safe_load(config_path.read_text())).filters
@@ -190,7 +198,9 @@ def _build_child(project: Path, out: Path) -> None:
     report = run_build(project, instance=dg.DagsterInstance.ephemeral(), progress=True)
     sys.stdout = sys.__stdout__
     total = time.perf_counter() - start
-    workers = [peak_mb(pid) for pid in children()]
+    helpers = [pid for pid in children() if is_dvc_helper(pid)]
+    workers = [peak_mb(pid) for pid in children() if pid not in helpers]
+    dvc_mb = max([peak_mb(pid) for pid in helpers], default=0.0)
     shutdown_pools()  # a multiprocessing child's exit would wait for its pool's workers
     result = {
         "ok": report.ok,
@@ -204,6 +214,7 @@ def _build_child(project: Path, out: Path) -> None:
         "driver_mb": max([peak_mb(), *stages.peaks.values()]),
         "stage_mb": stages.peaks,
         "worker_mb": sorted((w for w in workers if w), reverse=True),
+        "dvc_helper_mb": dvc_mb,
     }
     out.write_text(json.dumps(result), encoding="utf-8")
 
@@ -323,7 +334,9 @@ def stage_table(built: dict) -> list[str]:
         "",
         f"Result: {verdict}. Per document: {total / docs * 1e6:,.0f} µs; per MB of text: "
         f"{total / megabytes:,.2f} s. Peak resident memory (VmHWM): {built['driver_mb']:,.0f} MB "
-        f"in the Dagster process; engine workers: {workers} MB. Corpus written in "
+        f"in the Dagster process; engine workers: {workers} MB"
+        + (f"; DVC helper: {built['dvc_helper_mb']:,.0f} MB" if built.get("dvc_helper_mb") else "")
+        + ". Corpus written in "
         f"{built['generated']:,.0f} s (not counted).",
         "",
     ]

@@ -186,26 +186,15 @@ def domain_verdict(url: str | None, config: FilterConfig) -> Verdict | None:
 FAILS_ABOVE = np.array([f.fails_above for f in FILTERS])
 
 
-def headrooms(
-    scores: np.ndarray, limits: np.ndarray, passed: np.ndarray, fails_above: np.ndarray
-) -> np.ndarray:
-    """:attr:`Verdict.headroom` element-wise (broadcasting), with the same float operations."""
-    positive = limits > 0.0
-    ratio = np.divide(
-        scores, limits, out=np.zeros(np.broadcast(scores, limits).shape), where=positive & passed
-    )
-    inside = np.minimum(1.0, np.maximum(0.0, np.where(fails_above, 1.0 - ratio, ratio - 1.0)))
-    return np.where(passed, np.where(positive, inside, 1.0), 0.0)
-
-
 @dataclass(frozen=True)
 class FilterMatrix:
     """Every heuristic filter's verdict on every row of a batch, as arrays whose columns follow
     :data:`FILTERS`, and each row's domain verdict (if any).
 
-    ``applies`` is False where a row has no text or its source is exempt from the filter; there
-    ``scores`` holds NaN and ``passed`` False. The filter stage works on these arrays; the lists
-    of :class:`Verdict` (:meth:`verdicts`) are for single rows.
+    ``applies`` is False where a row has no text (its ``scores`` are NaN) or its source is
+    exempt from the filter; ``passed`` is False wherever a filter does not apply. The filter
+    stage works on these arrays; the lists of :class:`Verdict` (:meth:`verdicts`) are for
+    single rows.
     """
 
     scores: np.ndarray
@@ -220,8 +209,18 @@ class FilterMatrix:
         return self.applies & ~self.passed
 
     def headrooms(self) -> np.ndarray:
-        """Each verdict's :attr:`Verdict.headroom`; 0 where no filter applies."""
-        return headrooms(self.scores, self.limits, self.passed, FAILS_ABOVE)
+        """Each verdict's :attr:`Verdict.headroom` (0 where no filter applies), with the same
+        float operations as the property."""
+        positive = self.limits > 0.0
+        ratio = np.divide(
+            self.scores,
+            self.limits,
+            out=np.zeros(self.scores.shape),
+            where=positive & self.passed,
+        )
+        inside = np.where(FAILS_ABOVE, 1.0 - ratio, ratio - 1.0)
+        inside = np.minimum(1.0, np.maximum(0.0, inside))
+        return np.where(self.passed, np.where(positive, inside, 1.0), 0.0)
 
     def verdicts(self, row: int) -> list[Verdict]:
         """Row ``row``'s verdicts in order: the domain verdict, then the filters that apply."""
