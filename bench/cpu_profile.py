@@ -36,7 +36,7 @@ BUILD = (
 
 
 def _dvc(process: str, stack: str) -> bool:
-    return '"add"' in process or '"push"' in process or "/dvc" in stack or "dvc_" in stack
+    return "dvc_process" in process or "/dvc" in stack or "dvc_" in stack
 
 
 # (category, rule on (process line, stack)): the first match wins, so a Parquet write inside

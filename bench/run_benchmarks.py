@@ -99,7 +99,7 @@ def children() -> list[int]:
 def is_dvc_helper(pid: int) -> bool:
     """Whether a child is the DVC helper (corpus_platform/store/dvc_process.py), not a worker."""
     try:
-        return b"dvc.cli" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"corpus_platform.store.dvc_process" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except FileNotFoundError:
         return False
 

@@ -8,9 +8,10 @@ is a process of its own, as the subprocess it replaces was: it gets the caller's
 and the project root as working directory, writes its output to files read back afterwards,
 and shares no state with earlier commands (each starts from the freshly imported zygote).
 
-The zygote reads one JSON request a line on its stdin and answers each with the child's exit
-code; it ends when its stdin closes, so it never outlives the process that started it. Where
-the platform cannot fork (Windows), the commands run in a new Python process.
+The zygote (``python -m corpus_platform.store.dvc_process``) reads one JSON request a line on
+its stdin and answers each with the child's exit code; it ends when its stdin closes, so it
+never outlives the process that started it. Where the platform cannot fork (Windows), the
+commands run in a new Python process (``--commands JSON``).
 """
 
 from __future__ import annotations
@@ -22,67 +23,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
-
-# A DVC command list run as a script in a new process (no fork) ...
-_SCRIPT = (
-    "import sys, json\n"
-    "from dvc.cli import main\n"
-    "for args in json.loads(sys.argv[1]):\n"
-    "    code = main(args)\n"
-    "    if code:\n"
-    "        print('dvc ' + ' '.join(args), file=sys.stderr)\n"
-    "        sys.exit(code)\n"
-)
-# ... and the zygote: import what add, push, pull, checkout and config need, then fork a child
-# per request. The child reads from /dev/null and points fds 1 and 2 at the request's files
-# before DVC sets up logging.
-_ZYGOTE = r"""
-import json, os, sys, traceback
-import dvc.cli, dvc.repo, dvc.repo.add, dvc.repo.push, dvc.repo.fetch, dvc.repo.checkout
-import dvc.commands.add, dvc.commands.data_sync, dvc.commands.checkout, dvc.commands.config
-from dvc.cli import main
-
-def run(request):
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["root"])
-    nothing = os.open(os.devnull, os.O_RDONLY)  # the zygote's stdin carries its requests
-    os.dup2(nothing, 0)
-    os.close(nothing)
-    for fd, path in ((1, request["out"]), (2, request["err"])):
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(handle, fd)
-        os.close(handle)
-    sys.stdin = open(0, encoding="utf-8", closefd=False)
-    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
-    code = 0
-    try:
-        for args in request["commands"]:
-            code = main(args)
-            if code:
-                print("dvc " + " ".join(args), file=sys.stderr)
-                break
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return code
-
-for line in sys.stdin:
-    request = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        os._exit(run(request))
-    _, status = os.waitpid(pid, 0)
-    sys.__stdout__.write(json.dumps({"code": os.waitstatus_to_exitcode(status)}) + "\n")
-    sys.__stdout__.flush()
-"""
 
 
 @dataclass(frozen=True)
@@ -105,7 +48,7 @@ class _Zygote:
     def _started(self) -> subprocess.Popen[str]:
         if self.process is None or self.process.poll() is not None:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _ZYGOTE],
+                [sys.executable, "-m", __name__],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 text=True,
@@ -153,7 +96,7 @@ def _text(path: Path) -> str:
 
 def _in_new_process(root: Path, commands: list[list[str]], env: dict[str, str]) -> Finished:
     done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, json.dumps(commands)],
+        [sys.executable, "-m", __name__, "--commands", json.dumps(commands)],
         cwd=root,
         env=env,
         capture_output=True,
@@ -170,3 +113,79 @@ def run_dvc(root: Path, commands: list[list[str]], env: dict[str, str]) -> Finis
     if not hasattr(os, "fork"):
         return _in_new_process(root, commands, env)
     return _ZYGOTE_PROCESS.run(root, commands, env)
+
+
+# --- the zygote's side --------------------------------------------------------------------
+
+
+def _child(request: dict) -> int:
+    """Run one request's commands (in a forked child): the caller's environment and working
+    directory, stdin from /dev/null (the zygote's stdin carries its requests), fds 1 and 2 to
+    the request's files before DVC sets up its logging; the first failing command's code."""
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["root"])
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    for fd, path in ((1, request["out"]), (2, request["err"])):
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(handle, fd)
+        os.close(handle)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    try:
+        code = run_commands(request["commands"])
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+def run_commands(commands: list[list[str]]) -> int:
+    """DVC's command line once per entry of ``commands``, in this process; the first failing
+    command's exit code, its words on stderr."""
+    from dvc.cli import main
+
+    for args in commands:
+        code = main(args)
+        if code:
+            print("dvc " + " ".join(args), file=sys.stderr)
+            return code
+    return 0
+
+
+def serve() -> None:
+    """The zygote: import what add, push, pull, checkout and config need, then fork a child for
+    each JSON request read from stdin and answer with its exit code, until stdin closes."""
+    import dvc.cli
+    import dvc.commands.add
+    import dvc.commands.checkout
+    import dvc.commands.config
+    import dvc.commands.data_sync
+    import dvc.repo
+    import dvc.repo.add
+    import dvc.repo.checkout
+    import dvc.repo.fetch
+    import dvc.repo.push  # noqa: F401 (imported once, here, for every child)
+
+    answers = sys.stdout
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_child(request))
+        _, status = os.waitpid(pid, 0)
+        answers.write(json.dumps({"code": os.waitstatus_to_exitcode(status)}) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--commands"]:  # one list, in this new process (no fork)
+        sys.exit(run_commands(json.loads(sys.argv[2])))
+    serve()
