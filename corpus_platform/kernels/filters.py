@@ -222,16 +222,22 @@ class FilterMatrix:
         inside = np.minimum(1.0, np.maximum(0.0, inside))
         return np.where(self.passed, np.where(positive, inside, 1.0), 0.0)
 
+    def verdict(self, row: int, column: int) -> Verdict:
+        """The verdict of filter ``FILTERS[column]`` on row ``row``."""
+        f = FILTERS[column]
+        return Verdict(
+            f.name,
+            float(self.scores[row, column]),
+            float(self.limits[column]),
+            bool(self.passed[row, column]),
+            f.fails_above,
+        )
+
     def verdicts(self, row: int) -> list[Verdict]:
         """Row ``row``'s verdicts in order: the domain verdict, then the filters that apply."""
         domain = self.domains[row]
         out = [domain] if domain is not None else []
-        scores, passed = self.scores[row].tolist(), self.passed[row].tolist()
-        return out + [
-            Verdict(f.name, scores[j], float(self.limits[j]), passed[j], f.fails_above)
-            for j, f in enumerate(FILTERS)
-            if self.applies[row, j]
-        ]
+        return out + [self.verdict(row, j) for j in np.flatnonzero(self.applies[row]).tolist()]
 
 
 def judge_matrix(

@@ -61,7 +61,7 @@ class ShardVerdicts:
             elif domain is not None and not domain.passed:
                 out.append(domain)
             elif column >= 0:
-                out.append(self._filter_verdict(i, column))
+                out.append(self.matrix.verdict(i, column))
             elif language is not None and not language.passed:
                 out.append(language)
             else:
@@ -104,38 +104,23 @@ class ShardVerdicts:
 
     def buckets(self) -> dict[tuple[str, bool], np.ndarray]:
         """The rows judged by each (verdict name, passed) pair, ascending."""
-        out: dict[tuple[str, bool], list[int]] = {}
-        for i, row in enumerate(self.pii):
-            for v in row:
-                out.setdefault((v.name, False), []).append(i)
-        for i, v in enumerate(self.matrix.domains):
-            if v is not None:
-                out.setdefault((v.name, v.passed), []).append(i)
-        arrays = {key: np.array(rows, dtype=np.int64) for key, rows in out.items()}
+        listed: dict[tuple[str, bool], list[int]] = {}
+        for i, (pii, domain, language) in enumerate(
+            zip(self.pii, self.matrix.domains, self.language, strict=True)
+        ):
+            for v in (*pii, domain, language):
+                if v is not None:
+                    listed.setdefault((v.name, v.passed), []).append(i)
+        out = {key: np.array(rows, dtype=np.int64) for key, rows in listed.items()}
         for column, name in enumerate(FILTER_NAMES):
             applies, passed = self.matrix.applies[:, column], self.matrix.passed[:, column]
             for verdict_passed, mask in ((True, passed), (False, applies & ~passed)):
                 if mask.any():
-                    arrays[(name, verdict_passed)] = np.flatnonzero(mask)
-        language: dict[tuple[str, bool], list[int]] = {}
-        for i, v in enumerate(self.language):
-            if v is not None:
-                language.setdefault((v.name, v.passed), []).append(i)
-        arrays.update({key: np.array(rows, dtype=np.int64) for key, rows in language.items()})
-        return arrays
+                    out[(name, verdict_passed)] = np.flatnonzero(mask)
+        return out
 
     def verdict(self, i: int, name: str) -> Verdict:
         """Row ``i``'s verdict called ``name``."""
         if name in FILTER_NAMES:
-            return self._filter_verdict(i, FILTER_NAMES.index(name))
+            return self.matrix.verdict(i, FILTER_NAMES.index(name))
         return next(v for v in self.row(i) if v.name == name)
-
-    def _filter_verdict(self, i: int, column: int) -> Verdict:
-        f = FILTERS[column]
-        return Verdict(
-            f.name,
-            float(self.matrix.scores[i, column]),
-            float(self.matrix.limits[column]),
-            bool(self.matrix.passed[i, column]),
-            f.fails_above,
-        )
