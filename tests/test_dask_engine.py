@@ -15,6 +15,7 @@ from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels.dask_engine import DaskEngine, close_clients
 from corpus_platform.kernels.engine import engine_for
 from tests.conftest import build, make_project, tree_digest
+from tests.kernels.test_worker_allocators import worker_report
 
 
 def _square_with_pid(shard: int, offset: int) -> tuple[int, int]:
@@ -34,6 +35,13 @@ def test_dask_local_maps_shards_in_order_on_worker_processes() -> None:
     assert [value for value, _ in results] == [26, 10, 1, 50, 2, 5, 37, 17]
     pids = {pid for _, pid in results}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
+
+
+def test_dask_local_workers_start_with_the_keep_pages_allocators() -> None:
+    reports = engine_for("dask-local", workers=2).map_shards(worker_report, [0, 1])
+    for report in reports:
+        assert report["pool"] == "mimalloc" and report["faults_per_round"] < 100, report
+        assert report["environment"]["MALLOC_MMAP_MAX_"] == "0"
 
 
 def test_a_scheduler_address_runs_the_tasks_on_its_workers() -> None:

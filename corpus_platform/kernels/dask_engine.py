@@ -23,16 +23,25 @@ _CLIENTS: dict[tuple[str, int], Any] = {}
 
 
 def _local_client(workers: int) -> Any:
-    """A client of a LocalCluster of ``workers`` single-threaded worker processes."""
+    """A client of a LocalCluster of ``workers`` single-threaded worker processes, started with
+    :func:`~corpus_platform.base.allocators.worker_settings` like the local engine's: in the
+    nannies' pre-spawn environment, since allocators read it when a process starts, and as
+    their ``env``, which wins over this process's own (its Arrow pool is the driver's)."""
+    import dask
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        host="127.0.0.1",
-    )
+    from corpus_platform.base.allocators import worker_settings
+
+    key, settings = "distributed.nanny.pre-spawn-environ", worker_settings()
+    with dask.config.set({key: {**dask.config.get(key, {}), **settings}}):
+        cluster = LocalCluster(
+            env=settings,
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+        )
     return Client(cluster, set_as_default=False)
 
 

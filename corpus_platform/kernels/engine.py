@@ -17,6 +17,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from corpus_platform.base.allocators import worker_environment
+
 Result = TypeVar("Result")
 
 
@@ -35,7 +37,9 @@ _POOLS: dict[int, ProcessPoolExecutor] = {}
 
 def _pool(workers: int) -> ProcessPoolExecutor:
     """One spawn pool per worker count for the life of the process: stages of a build reuse
-    its workers instead of starting (and importing into) new ones for every map."""
+    its workers instead of starting (and importing into) new ones for every map. The pool
+    starts its workers when tasks are submitted, so submit inside
+    :func:`~corpus_platform.base.allocators.worker_environment`."""
     pool = _POOLS.get(workers)
     if pool is None:
         context = multiprocessing.get_context("spawn")
@@ -66,7 +70,9 @@ class LocalEngine:
         if self.workers == 1 or not shards:
             return [task(shard) for shard in shards]
         try:
-            return list(_pool(self.workers).map(task, shards))
+            with worker_environment():  # workers start on submission, with keep-pages allocators
+                results = _pool(self.workers).map(task, shards)
+            return list(results)
         except BrokenProcessPool:
             _POOLS.pop(self.workers, None)  # a worker died (killed, out of memory): start afresh
             raise
