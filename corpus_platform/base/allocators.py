@@ -23,6 +23,7 @@ environment wins over both.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -71,15 +72,20 @@ def worker_settings() -> dict[str, str]:
 def worker_environment() -> Iterator[None]:
     """Within the block, ``os.environ`` holds :func:`worker_settings`, so the worker processes
     started there inherit them (allocators read them when a process starts); restored after.
-    This process's own allocators have read theirs already and do not change."""
-    settings = worker_settings()
-    before = {name: os.environ.get(name) for name in settings}
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    This process's own allocators have read theirs already and do not change. One thread at a
+    time (checks run side by side), so no thread restores what another set."""
+    with _ENVIRONMENT_LOCK:
+        settings = worker_settings()
+        before = {name: os.environ.get(name) for name in settings}
+        os.environ.update(settings)
+        try:
+            yield
+        finally:
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+_ENVIRONMENT_LOCK = threading.Lock()

@@ -2,6 +2,7 @@
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,13 @@ from corpus_platform.store.datasets import candidate_path, promote, roll_back, s
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import CHECK, append_record, record_snapshot
-from corpus_platform.store.snapshots import current_snapshot, ensure_snapshot_remote, pin
+from corpus_platform.store.snapshots import (
+    current_snapshot,
+    ensure_snapshot_remote,
+    pin,
+    pointer_bytes,
+    restore_pointer,
+)
 
 # What a stage asset yields: its check results, then its materialization (or a Failure).
 StageOutput = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
@@ -63,16 +70,28 @@ def publish(
     snapshot ids, the config hash, the code version and the environment digest; a result missing
     any of them is refused. ``inputs`` (raw files, evaluation sets) are pinned on publication and
     recorded among the upstream snapshots. Everything recorded is redacted first.
+
+    The inputs are pinned while the checks run (DVC hashes and copies them on one core while
+    the checks keep the engine's workers busy); when a check fails, or pinning does, their
+    pointers are put back as they were.
     """
     root = project.root_path
     ensure_snapshot_remote(root, config.snapshots)
     final = project.stage_dir(asset)
     upstream_ids = upstream_snapshots(project, upstream_assets())
-    results = audit(project, asset, candidate_path(final))
-    if not all(result.passed for result in results):
+    inputs = dict(sorted((inputs or {}).items()))
+    pointers = {name: pointer_bytes(path) for name, path in inputs.items()}
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
+        pinned = background.submit(_pin_all, root, inputs)
+        results = audit(project, asset, candidate_path(final))
+    passed = all(result.passed for result in results)
+    if not passed or pinned.exception() is not None:
+        for name, path in inputs.items():
+            restore_pointer(path, pointers[name])
+    if not passed:
         yield from reject(project, config, asset, upstream_ids, counts, results)
         return
-    upstream_ids |= {name: pin(root, path) for name, path in sorted((inputs or {}).items())}
+    upstream_ids |= pinned.result()
     promote(final)
     started = time.perf_counter()
     try:
@@ -102,6 +121,11 @@ def publish(
         ),
     }
     yield dg.MaterializeResult(metadata=metadata, check_results=results)
+
+
+def _pin_all(root: Path, inputs: Mapping[str, Path]) -> dict[str, str]:
+    """Pin every input (never relinked: raw files stay as they are); their snapshot ids."""
+    return {name: pin(root, path) for name, path in inputs.items()}
 
 
 def reject(

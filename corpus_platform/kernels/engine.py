@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -33,6 +34,7 @@ class Engine(Protocol):
 
 
 _POOLS: dict[int, ProcessPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()  # checks map from several threads at once
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
@@ -40,13 +42,14 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     its workers instead of starting (and importing into) new ones for every map. The pool
     starts its workers when tasks are submitted, so submit inside
     :func:`~corpus_platform.base.allocators.worker_environment`."""
-    pool = _POOLS.get(workers)
-    if pool is None:
-        context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-        _POOLS[workers] = pool
-        atexit.register(pool.shutdown, cancel_futures=True)
-    return pool
+    with _POOLS_LOCK:
+        pool = _POOLS.get(workers)
+        if pool is None:
+            context = multiprocessing.get_context("spawn")
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+            _POOLS[workers] = pool
+            atexit.register(pool.shutdown, cancel_futures=True)
+        return pool
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,9 @@ def ensure_dvc_project(root: Path, remote: Path | RemoteSpec, enforce: bool = Fa
             ["init", "--no-scm", "--force", "-q"],
             ["config", "core.analytics", "false"],
             ["config", "cache.type", link_types(root)],
+            # DVC hashes with one thread on two cores (half the cores, at most four); a pin
+            # runs while the engine's workers wait, so it may use every core. Machine-local.
+            ["config", "--local", "core.checksum_jobs", str(os.cpu_count() or 1)],
         ]
     location = spec.url
     if not is_s3(location):
@@ -156,6 +159,21 @@ def share_cache(root: Path, cache: Path) -> None:
 def pointer_path(folder: Path) -> Path:
     """The ``.dvc`` pointer file DVC keeps beside a tracked folder."""
     return folder.parent / f"{folder.name}.dvc"
+
+
+def pointer_bytes(folder: Path) -> bytes | None:
+    """The pointer of ``folder`` as it is now (None: there is none), for :func:`restore_pointer`."""
+    pointer = pointer_path(folder)
+    return pointer.read_bytes() if pointer.is_file() else None
+
+
+def restore_pointer(folder: Path, saved: bytes | None) -> None:
+    """Put back the pointer of ``folder`` that :func:`pointer_bytes` saved (none: remove it)."""
+    pointer = pointer_path(folder)
+    if saved is None:
+        pointer.unlink(missing_ok=True)
+    elif not pointer.is_file() or pointer.read_bytes() != saved:
+        pointer.write_bytes(saved)
 
 
 def current_snapshot(root: Path, folder: Path) -> str | None:

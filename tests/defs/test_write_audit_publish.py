@@ -1,15 +1,18 @@
 """Write-audit-publish: a candidate that fails a check never becomes data/, and every check of
 its stage is reported."""
 
+import json
 import shutil
+import threading
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from corpus_platform.base.names import SPLIT_DOCUMENTS, STAGE_CHECKS
+from corpus_platform.base.names import RAW_DOCUMENTS, SPLIT_DOCUMENTS, STAGE_CHECKS
 from corpus_platform.cli import main as corpus
 from corpus_platform.store.candidates import list_candidates
+from corpus_platform.store.datasets import recover_stage_folders
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import CHECK, list_snapshots, read_records
 from tests.conftest import build, set_config, tree_digest
@@ -135,3 +138,78 @@ def test_a_failed_pin_leaves_data_and_pointers_as_they_were(
     assert tree_digest(root / "data") == data_before
     assert pointers(root) == pointers_before
     assert not list((root / "data").glob(".previous-*"))
+
+
+def _out_of_range_raw_file(root: Path) -> None:
+    """A new raw file whose clicks break the declared range: the Great Expectations suite
+    rejects raw_documents, while the raw files themselves pin fine."""
+    row = {
+        "id": "late-00001",
+        "body": "A late row with negative clicks. " * 20,
+        "src": "web",
+        "author": "late-author",
+        "created_at": "2024-07-01T00:00:00Z",
+        "label": 1,
+        "url": "https://late.example.org/1",
+        "clicks": -5,
+        "dwell_seconds": 3.0,
+    }
+    (root / "data" / "raw" / "web" / "late.jsonl").write_text(json.dumps(row) + "\n")
+
+
+def test_raw_inputs_pinned_while_a_rejecting_check_ran_keep_their_old_pointer(
+    built, tmp_path: Path, monkeypatch
+) -> None:
+    from corpus_platform.defs import publish as publishing
+    from corpus_platform.store.snapshots import pin
+
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    _out_of_range_raw_file(root)
+    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
+    pinned_in = []
+
+    def recorded_pin(root_: Path, folder: Path, **kwargs):
+        pinned_in.append((folder.name, threading.current_thread().name))
+        return pin(root_, folder, **kwargs)
+
+    monkeypatch.setattr(publishing, "pin", recorded_pin)
+    report = build(root, [RAW_DOCUMENTS])
+
+    assert not report.ok
+    assert not report.check("great_expectations_suite").passed
+    # the raw files were pinned (beside the checks, in the background), then put back
+    assert [name for name, _ in pinned_in] == ["raw"]
+    assert pinned_in[0][1].startswith("pin-inputs")
+    assert pointers(root) == pointers_before
+    assert tree_digest(root / "data") == data_before
+
+
+def test_a_failed_input_pin_leaves_the_raw_pointer_as_it_was(
+    built, tmp_path: Path, monkeypatch
+) -> None:
+    from corpus_platform.defs import publish as publishing
+    from corpus_platform.store.snapshots import SnapshotError, pin
+
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    (root / "data" / "raw" / "web" / "extra.jsonl").write_text(
+        (root / "data" / "raw" / "web" / "crawl-0.jsonl").read_text().replace('"web-', '"extra-')
+    )
+    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
+
+    def pin_inputs_then_fail(root_: Path, folder: Path, **kwargs):
+        snapshot = pin(root_, folder, **kwargs)  # the raw pointer has moved
+        if folder.name == "raw":
+            raise SnapshotError("`dvc push` failed: remote unreachable")
+        return snapshot
+
+    monkeypatch.setattr(publishing, "pin", pin_inputs_then_fail)
+    report = build(root, [RAW_DOCUMENTS])
+    assert not report.ok and "remote unreachable" in report.failures[0]
+    assert pointers(root) == pointers_before
+    # the checked candidate was never published; the next build's recovery removes it
+    assert recover_stage_folders(root) == [
+        f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}"
+    ]
+    assert tree_digest(root / "data") == data_before

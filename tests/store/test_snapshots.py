@@ -1,5 +1,6 @@
 """DVC snapshots in a real DVC project on tmp_path, and provenance fields."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,9 @@ def test_new_projects_link_stages_into_the_cache_and_leave_raw_files_alone(tmp_p
     types = dvc_settings(root).config["cache"]["type"]
     expected = LINK_TYPES if reflink_works(root) else HARDLINK_FIRST
     assert (",".join(types) if isinstance(types, list) else types) == expected
+    # hashing on every core, a machine-local setting (config.local is not shared)
+    assert dvc_settings(root).config["core"]["checksum_jobs"] == (os.cpu_count() or 1)
+    assert "checksum_jobs" in (root / ".dvc" / "config.local").read_text(encoding="utf-8")
     stage, raw = _stage_with_two_files(root, "stage"), _stage_with_two_files(root, "raw")
     raw_before = [(p.stat().st_ino, p.stat().st_mode, p.stat().st_nlink) for p in raw.iterdir()]
     pin(root, stage, link=True)
