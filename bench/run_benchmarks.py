@@ -298,7 +298,7 @@ def stage_table(built: dict) -> list[str]:
         f"### {docs:,} documents ({megabytes:,.0f} MB of text, {built.get('shards', '?')} shards)",
         "",
         "| step (stage and its checks) | seconds | docs/s | MB/s | rows out | pinning (DVC) | "
-        "checks | Dagster process peak MB |",
+        "checks (each check's seconds, summed) | Dagster process peak MB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     audits, peaks = built.get("checks", {}), built.get("stage_mb", {})
@@ -328,7 +328,7 @@ def stage_table(built: dict) -> list[str]:
     )
     workers = ", ".join(f"{mb:,.0f}" for mb in built["worker_mb"]) or "none alive"
     lines += [
-        f"| (all checks, inside their stages) | ({checks:,.1f}) | | | | | | |",
+        f"| (all checks, inside their stages, summed) | ({checks:,.1f}) | | | | | | |",
         f"| **whole graph, wall time** | **{total:,.1f}** | **{docs / total:,.0f}** | "
         f"**{megabytes / total:,.2f}** | | | | |",
         "",
@@ -337,7 +337,9 @@ def stage_table(built: dict) -> list[str]:
         f"in the Dagster process; engine workers: {workers} MB"
         + (f"; DVC helper: {built['dvc_helper_mb']:,.0f} MB" if built.get("dvc_helper_mb") else "")
         + ". Corpus written in "
-        f"{built['generated']:,.0f} s (not counted).",
+        f"{built['generated']:,.0f} s (not counted). A stage runs as many checks at once as "
+        "the engine has workers, so its checks' seconds can add up to more than their share of "
+        "its wall time.",
         "",
     ]
     return lines
