@@ -80,14 +80,17 @@ def publish(
     final = project.stage_dir(asset)
     upstream_ids = upstream_snapshots(project, upstream_assets())
     inputs = dict(sorted((inputs or {}).items()))
-    pointers = {name: pointer_bytes(path) for name, path in inputs.items()}
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
-        pinned = background.submit(_pin_all, root, inputs)
-        results = audit(project, asset, candidate_path(final))
+    pointers = {path: pointer_bytes(path) for path in inputs.values()}
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
+            pinned = background.submit(_pin_all, root, inputs)
+            results = audit(project, asset, candidate_path(final))
+    except BaseException:  # the pin has ended (the pool waits for it): put its pointers back
+        _restore_pointers(pointers)
+        raise
     passed = all(result.passed for result in results)
     if not passed or pinned.exception() is not None:
-        for name, path in inputs.items():
-            restore_pointer(path, pointers[name])
+        _restore_pointers(pointers)
     if not passed:
         yield from reject(project, config, asset, upstream_ids, counts, results)
         return
@@ -126,6 +129,11 @@ def publish(
 def _pin_all(root: Path, inputs: Mapping[str, Path]) -> dict[str, str]:
     """Pin every input (never relinked: raw files stay as they are); their snapshot ids."""
     return {name: pin(root, path) for name, path in inputs.items()}
+
+
+def _restore_pointers(pointers: Mapping[Path, bytes | None]) -> None:
+    for path, saved in pointers.items():
+        restore_pointer(path, saved)
 
 
 def reject(
