@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import unicodedata
 from collections import defaultdict
 from itertools import combinations
@@ -21,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import build, project_config
+from corpus_platform.base.names import STAGES
+from tests.conftest import build, project_config, set_config, tree_digest
 from tests.realtext import real_text_records
 
 # Real files are not web prose: keep most of them so that dedup and the split see their
@@ -122,6 +124,29 @@ def test_real_text_builds_and_every_check_passes(real_project) -> None:
     assert count >= 500
     assert report.ok, report.render()
     assert report.materialized["deduplicated_documents"]["duplicate_clusters"] > 0
+
+
+def test_two_workers_build_the_same_bytes_with_checks_side_by_side(
+    real_project, tmp_path: Path
+) -> None:
+    """Two worker processes (their own allocators, each stage's checks two at a time, the raw
+    files pinned while the checks run) pass every check and write byte for byte what one
+    process wrote, on real text."""
+    one, _, _ = real_project
+    two = tmp_path / "project"
+    two.mkdir()
+    shutil.copytree(one / "data" / "raw", two / "data" / "raw")
+    shutil.copytree(one / "data" / "eval", two / "data" / "eval")
+    shutil.copy(one / "corpus.yaml", two / "corpus.yaml")
+    set_config(two, engine={"kind": "local", "workers": 2})
+    report = build(two)
+    assert report.ok, report.render()
+    for stage in STAGES:
+        assert tree_digest(two / "data" / stage) == tree_digest(one / "data" / stage), stage
+        assert (two / "data" / f"{stage}.dvc").read_bytes() == (
+            one / "data" / f"{stage}.dvc"
+        ).read_bytes()
+    assert (two / "data" / "raw.dvc").read_bytes() == (one / "data" / "raw.dvc").read_bytes()
 
 
 def test_no_similar_pair_crosses_train_and_held_out(real_project) -> None:
