@@ -13,7 +13,15 @@ from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import audit, plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.candidates import quarantine
-from corpus_platform.store.datasets import candidate_path, promote, roll_back, settle
+from corpus_platform.store.datasets import (
+    candidate_path,
+    forget_input_pointers,
+    keep_input_pointers,
+    promote,
+    restore_input_pointers,
+    roll_back,
+    settle,
+)
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import CHECK, append_record, record_snapshot
@@ -21,8 +29,6 @@ from corpus_platform.store.snapshots import (
     current_snapshot,
     ensure_snapshot_remote,
     pin,
-    pointer_bytes,
-    restore_pointer,
 )
 
 # What a stage asset yields: its check results, then its materialization (or a Failure).
@@ -72,25 +78,27 @@ def publish(
     recorded among the upstream snapshots. Everything recorded is redacted first.
 
     The inputs are pinned while the checks run (DVC hashes and copies them on one core while
-    the checks keep the engine's workers busy); when a check fails, or pinning does, their
-    pointers are put back as they were.
+    the checks keep the engine's workers busy); when a check fails, or pinning the inputs or
+    the stage does, their pointers are put back as they were. They are recorded first
+    (:func:`~corpus_platform.store.datasets.keep_input_pointers`), so that the next build puts
+    them back when this one dies before its publication ends.
     """
     root = project.root_path
     ensure_snapshot_remote(root, config.snapshots)
     final = project.stage_dir(asset)
     upstream_ids = upstream_snapshots(project, upstream_assets())
     inputs = dict(sorted((inputs or {}).items()))
-    pointers = {path: pointer_bytes(path) for path in inputs.values()}
+    keep_input_pointers(root, asset, inputs.values())  # a killed build gets them back too
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
             pinned = background.submit(_pin_all, root, inputs)
             results = audit(project, asset, candidate_path(final))
     except BaseException:  # the pin has ended (the pool waits for it): put its pointers back
-        _restore_pointers(pointers)
+        restore_input_pointers(root, asset)
         raise
     passed = all(result.passed for result in results)
     if not passed or pinned.exception() is not None:
-        _restore_pointers(pointers)
+        restore_input_pointers(root, asset)
     if not passed:
         yield from reject(project, config, asset, upstream_ids, counts, results)
         return
@@ -101,8 +109,10 @@ def publish(
         snapshot = pin(root, final, link=True)
     except BaseException:
         roll_back(final)  # data/<asset> and its pointer as they were
+        restore_input_pointers(root, asset)  # and the inputs' pointers
         raise
     settle(final)
+    forget_input_pointers(root, asset)
     pin_seconds = round(time.perf_counter() - started, 3)
     provenance = _provenance(config, snapshot, upstream_ids)
     counts = redact(dict(counts))
@@ -129,11 +139,6 @@ def publish(
 def _pin_all(root: Path, inputs: Mapping[str, Path]) -> dict[str, str]:
     """Pin every input (never relinked: raw files stay as they are); their snapshot ids."""
     return {name: pin(root, path) for name, path in inputs.items()}
-
-
-def _restore_pointers(pointers: Mapping[Path, bytes | None]) -> None:
-    for path, saved in pointers.items():
-        restore_pointer(path, saved)
 
 
 def reject(

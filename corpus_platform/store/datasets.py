@@ -7,8 +7,9 @@ A stage's candidate (``data/.staging-<asset>``) is written shard by shard (see
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -91,6 +92,51 @@ def roll_back(final: Path) -> None:
         pointer.unlink(missing_ok=True)
 
 
+def _input_pointers_record(root: Path, asset: str) -> Path:
+    return root / STAGE_ROOT / f".input-pointers-{asset}.json"
+
+
+def keep_input_pointers(root: Path, asset: str, inputs: Iterable[Path]) -> None:
+    """Before the publication of ``asset`` pins its inputs (raw files, evaluation sets), record
+    their ``.dvc`` pointers as they are (``data/.input-pointers-<asset>.json``; no pointer is
+    recorded as none), so that :func:`restore_input_pointers` can put them back when the
+    publication fails, and :func:`recover_stage_folders` when the build dies before it ends."""
+    saved = {}
+    for path in inputs:
+        pointer = (path.parent / f"{path.name}.dvc").resolve()
+        inside = pointer.is_relative_to(root.resolve())
+        where = pointer.relative_to(root.resolve()).as_posix() if inside else str(pointer)
+        saved[where] = pointer.read_text(encoding="utf-8") if pointer.is_file() else None
+    if not saved:  # a stage without inputs
+        return
+    record = _input_pointers_record(root, asset)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    partial = record.with_name(record.name + ".partial")
+    partial.write_text(json.dumps(saved, sort_keys=True, indent=1), encoding="utf-8")
+    partial.replace(record)
+
+
+def restore_input_pointers(root: Path, asset: str) -> bool:
+    """Put the inputs' pointers of ``asset`` back as :func:`keep_input_pointers` recorded them
+    (a pointer recorded as none is removed) and drop the record; False when there is none."""
+    record = _input_pointers_record(root, asset)
+    if not record.is_file():
+        return False
+    for where, text in json.loads(record.read_text(encoding="utf-8")).items():
+        pointer = root / where  # an absolute path stays itself
+        if text is None:
+            pointer.unlink(missing_ok=True)
+        elif not pointer.is_file() or pointer.read_text(encoding="utf-8") != text:
+            pointer.write_text(text, encoding="utf-8")
+    record.unlink()
+    return True
+
+
+def forget_input_pointers(root: Path, asset: str) -> None:
+    """The publication of ``asset`` ended: its inputs' pointers stay as they are now."""
+    _input_pointers_record(root, asset).unlink(missing_ok=True)
+
+
 def remove_path(path: Path) -> None:
     """Remove a folder or a file; nothing when it is not there."""
     if path.is_dir():
@@ -105,11 +151,18 @@ def recover_stage_folders(root: Path) -> list[str]:
     A leftover candidate (``.staging-<asset>``) is removed. A ``.previous-<asset>`` folder or
     pointer copy means a publication that never settled (the build died between the renames and
     the end of pinning): it is rolled back, so ``data/<asset>`` and its pointer are again the
-    last published snapshot.
+    last published snapshot. A ``.input-pointers-<asset>.json`` record means the build died
+    while ``asset`` was pinning its inputs or being checked: their pointers are put back.
     """
     data, actions = root / STAGE_ROOT, []
     if not data.is_dir():
         return actions
+    for record in sorted(data.glob(".input-pointers-*.json")):
+        asset = record.name.removeprefix(".input-pointers-").removesuffix(".json")
+        restore_input_pointers(root, asset)
+        actions.append(f"restored the pointers of {asset}'s inputs from an unfinished publish")
+    for partial in data.glob(".input-pointers-*.json.partial"):
+        partial.unlink()
     for leftover in sorted(data.glob(".staging-*")):
         shutil.rmtree(leftover)
         actions.append(f"removed the unfinished candidate {leftover.relative_to(root)}")

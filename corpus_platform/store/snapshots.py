@@ -161,21 +161,6 @@ def pointer_path(folder: Path) -> Path:
     return folder.parent / f"{folder.name}.dvc"
 
 
-def pointer_bytes(folder: Path) -> bytes | None:
-    """The pointer of ``folder`` as it is now (None: there is none), for :func:`restore_pointer`."""
-    pointer = pointer_path(folder)
-    return pointer.read_bytes() if pointer.is_file() else None
-
-
-def restore_pointer(folder: Path, saved: bytes | None) -> None:
-    """Put back the pointer of ``folder`` that :func:`pointer_bytes` saved (none: remove it)."""
-    pointer = pointer_path(folder)
-    if saved is None:
-        pointer.unlink(missing_ok=True)
-    elif not pointer.is_file() or pointer.read_bytes() != saved:
-        pointer.write_bytes(saved)
-
-
 def current_snapshot(root: Path, folder: Path) -> str | None:
     """The snapshot id the pointer of ``folder`` names, or None if it was never pinned."""
     pointer = pointer_path(folder)

@@ -3,6 +3,9 @@ its stage is reported."""
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -185,6 +188,13 @@ def test_raw_inputs_pinned_while_a_rejecting_check_ran_keep_their_old_pointer(
     assert tree_digest(root / "data") == data_before
 
 
+def _extra_raw_file(root: Path) -> None:
+    """A new raw file of well-formed rows (fresh ids): the raw files' pointer must move."""
+    (root / "data" / "raw" / "web" / "extra.jsonl").write_text(
+        (root / "data" / "raw" / "web" / "crawl-0.jsonl").read_text().replace('"web-', '"extra-')
+    )
+
+
 def test_a_failed_input_pin_leaves_the_raw_pointer_as_it_was(
     built, tmp_path: Path, monkeypatch
 ) -> None:
@@ -193,9 +203,7 @@ def test_a_failed_input_pin_leaves_the_raw_pointer_as_it_was(
 
     root = tmp_path / "copy"
     shutil.copytree(built[0], root)
-    (root / "data" / "raw" / "web" / "extra.jsonl").write_text(
-        (root / "data" / "raw" / "web" / "crawl-0.jsonl").read_text().replace('"web-', '"extra-')
-    )
+    _extra_raw_file(root)
     data_before, pointers_before = tree_digest(root / "data"), pointers(root)
 
     def pin_inputs_then_fail(root_: Path, folder: Path, **kwargs):
@@ -213,3 +221,76 @@ def test_a_failed_input_pin_leaves_the_raw_pointer_as_it_was(
         f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}"
     ]
     assert tree_digest(root / "data") == data_before
+
+
+def test_a_failed_stage_pin_puts_the_raw_pointer_back_too(
+    built, tmp_path: Path, monkeypatch
+) -> None:
+    from corpus_platform.defs import publish as publishing
+    from corpus_platform.store.snapshots import SnapshotError, pin
+
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    _extra_raw_file(root)
+    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
+
+    def pin_stage_then_fail(root_: Path, folder: Path, **kwargs):
+        snapshot = pin(root_, folder, **kwargs)  # raw.dvc, then raw_documents.dvc have moved
+        if folder.name == RAW_DOCUMENTS:
+            raise SnapshotError("`dvc push` failed: remote unreachable")
+        return snapshot
+
+    monkeypatch.setattr(publishing, "pin", pin_stage_then_fail)
+    report = build(root, [RAW_DOCUMENTS])
+    assert not report.ok and "remote unreachable" in report.failures[0]
+    assert pointers(root) == pointers_before
+    assert tree_digest(root / "data") == data_before
+    assert not list((root / "data").glob(".input-pointers-*"))
+
+
+KILL_DURING_CHECKS = """
+import os, signal, sys, threading
+from pathlib import Path
+import dagster as dg
+from corpus_platform.defs import publish
+from corpus_platform.runner import run_build
+
+inputs_pinned = threading.Event()
+real_pin = publish.pin
+
+def pin_and_tell(*args, **kwargs):
+    snapshot = real_pin(*args, **kwargs)  # DVC's add and push have ended
+    inputs_pinned.set()
+    return snapshot
+
+def audit_until_the_raw_files_are_pinned_then_die(*args, **kwargs):
+    inputs_pinned.wait(timeout=300)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+publish.pin = pin_and_tell
+publish.audit = audit_until_the_raw_files_are_pinned_then_die
+run_build(Path(sys.argv[1]), instance=dg.DagsterInstance.ephemeral(), assets=["raw_documents"])
+"""
+
+
+def test_a_build_killed_during_the_checks_gets_its_raw_pointer_back(built, tmp_path: Path) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    _extra_raw_file(root)
+    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
+
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_DURING_CHECKS, str(root)], timeout=600, check=False
+    )
+
+    assert killed.returncode == -signal.SIGKILL
+    assert pointers(root)["raw.dvc"] != pointers_before["raw.dvc"]  # pinned, never published
+    assert recover_stage_folders(root) == [
+        "restored the pointers of raw_documents's inputs from an unfinished publish",
+        f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}",
+    ]
+    assert pointers(root) == pointers_before
+    assert tree_digest(root / "data") == data_before
+    report = build(root, [RAW_DOCUMENTS])  # the next build pins and publishes them
+    assert report.ok
+    assert pointers(root)["raw.dvc"] != pointers_before["raw.dvc"]

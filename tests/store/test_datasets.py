@@ -8,8 +8,11 @@ import pytest
 from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.store.datasets import (
     candidate_folder,
+    forget_input_pointers,
+    keep_input_pointers,
     promote,
     recover_stage_folders,
+    restore_input_pointers,
     roll_back,
     settle,
 )
@@ -80,6 +83,38 @@ def test_leftovers_of_an_interrupted_build_are_cleaned_or_rolled_back(tmp_path: 
     assert read_shard(data / "b", 0).column("a").to_pylist() == [1]
     assert (data / "b.dvc").read_text() == "pointer 1"
     assert sorted(p.name for p in data.iterdir()) == ["b", "b.dvc"]
+
+
+def test_input_pointers_recorded_before_a_publication_come_back_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    (data / "raw").mkdir(parents=True)
+    (data / "eval").mkdir()
+    (data / "raw.dvc").write_text("outs:\n- md5: old.dir\n  path: raw\n")
+    keep_input_pointers(tmp_path, "raw_documents", [data / "raw", data / "eval" / "set.jsonl"])
+    # the build pins the inputs, then dies before the publication ends
+    (data / "raw.dvc").write_text("outs:\n- md5: new.dir\n  path: raw\n")
+    (data / "eval" / "set.jsonl.dvc").write_text("outs:\n- md5: e\n  path: set.jsonl\n")
+
+    actions = recover_stage_folders(tmp_path)
+
+    assert actions == ["restored the pointers of raw_documents's inputs from an unfinished publish"]
+    assert (data / "raw.dvc").read_text() == "outs:\n- md5: old.dir\n  path: raw\n"
+    assert not (data / "eval" / "set.jsonl.dvc").exists()  # it had no pointer before
+    assert sorted(p.name for p in data.iterdir()) == ["eval", "raw", "raw.dvc"]
+    assert recover_stage_folders(tmp_path) == []
+
+
+def test_a_finished_publication_keeps_its_input_pointers(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "raw").mkdir(parents=True)
+    keep_input_pointers(tmp_path, "raw_documents", [data / "raw"])
+    (data / "raw.dvc").write_text("pointer 2")
+    forget_input_pointers(tmp_path, "raw_documents")
+    assert recover_stage_folders(tmp_path) == []
+    assert not restore_input_pointers(tmp_path, "raw_documents")
+    assert (data / "raw.dvc").read_text() == "pointer 2"
 
 
 def test_missing_shard_names_the_file(tmp_path: Path) -> None:
