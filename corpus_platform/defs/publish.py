@@ -111,8 +111,8 @@ def publish(
         roll_back(final)  # data/<asset> and its pointer as they were
         restore_input_pointers(root, asset)  # and the inputs' pointers
         raise
+    forget_input_pointers(root, asset)  # first: recovery never reverts a published stage's inputs
     settle(final)
-    forget_input_pointers(root, asset)
     pin_seconds = round(time.perf_counter() - started, 3)
     provenance = _provenance(config, snapshot, upstream_ids)
     counts = redact(dict(counts))
