@@ -103,9 +103,8 @@ def keep_input_pointers(root: Path, asset: str, inputs: Iterable[Path]) -> None:
     publication fails, and :func:`recover_stage_folders` when the build dies before it ends."""
     saved = {}
     for path in inputs:
-        pointer = (path.parent / f"{path.name}.dvc").resolve()
-        inside = pointer.is_relative_to(root.resolve())
-        where = pointer.relative_to(root.resolve()).as_posix() if inside else str(pointer)
+        pointer, top = (path.parent / f"{path.name}.dvc").resolve(), root.resolve()
+        where = pointer.relative_to(top).as_posix() if pointer.is_relative_to(top) else str(pointer)
         saved[where] = pointer.read_text(encoding="utf-8") if pointer.is_file() else None
     if not saved:  # a stage without inputs
         return
