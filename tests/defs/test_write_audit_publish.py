@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from corpus_platform.base.names import RAW_DOCUMENTS, SPLIT_DOCUMENTS, STAGE_CHECKS
@@ -195,8 +196,17 @@ def _extra_raw_file(root: Path) -> None:
     )
 
 
-def test_a_failed_input_pin_leaves_the_raw_pointer_as_it_was(
-    built, tmp_path: Path, monkeypatch
+@pytest.mark.parametrize(
+    ("failing", "leftovers"),
+    [
+        # the raw files' pin fails: the checked candidate was never published
+        ("raw", [f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}"]),
+        # the raw files were pinned, then the stage's own pin fails: it is rolled back at once
+        (RAW_DOCUMENTS, []),
+    ],
+)
+def test_a_failed_pin_of_raw_files_or_stage_leaves_the_raw_pointer_as_it_was(
+    built, tmp_path: Path, monkeypatch, failing: str, leftovers: list[str]
 ) -> None:
     from corpus_platform.defs import publish as publishing
     from corpus_platform.store.snapshots import SnapshotError, pin
@@ -206,44 +216,17 @@ def test_a_failed_input_pin_leaves_the_raw_pointer_as_it_was(
     _extra_raw_file(root)
     data_before, pointers_before = tree_digest(root / "data"), pointers(root)
 
-    def pin_inputs_then_fail(root_: Path, folder: Path, **kwargs):
-        snapshot = pin(root_, folder, **kwargs)  # the raw pointer has moved
-        if folder.name == "raw":
+    def pin_then_fail_for(root_: Path, folder: Path, **kwargs):
+        snapshot = pin(root_, folder, **kwargs)  # the folder's pointer has moved
+        if folder.name == failing:
             raise SnapshotError("`dvc push` failed: remote unreachable")
         return snapshot
 
-    monkeypatch.setattr(publishing, "pin", pin_inputs_then_fail)
+    monkeypatch.setattr(publishing, "pin", pin_then_fail_for)
     report = build(root, [RAW_DOCUMENTS])
     assert not report.ok and "remote unreachable" in report.failures[0]
     assert pointers(root) == pointers_before
-    # the checked candidate was never published; the next build's recovery removes it
-    assert recover_stage_folders(root) == [
-        f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}"
-    ]
-    assert tree_digest(root / "data") == data_before
-
-
-def test_a_failed_stage_pin_puts_the_raw_pointer_back_too(
-    built, tmp_path: Path, monkeypatch
-) -> None:
-    from corpus_platform.defs import publish as publishing
-    from corpus_platform.store.snapshots import SnapshotError, pin
-
-    root = tmp_path / "copy"
-    shutil.copytree(built[0], root)
-    _extra_raw_file(root)
-    data_before, pointers_before = tree_digest(root / "data"), pointers(root)
-
-    def pin_stage_then_fail(root_: Path, folder: Path, **kwargs):
-        snapshot = pin(root_, folder, **kwargs)  # raw.dvc, then raw_documents.dvc have moved
-        if folder.name == RAW_DOCUMENTS:
-            raise SnapshotError("`dvc push` failed: remote unreachable")
-        return snapshot
-
-    monkeypatch.setattr(publishing, "pin", pin_stage_then_fail)
-    report = build(root, [RAW_DOCUMENTS])
-    assert not report.ok and "remote unreachable" in report.failures[0]
-    assert pointers(root) == pointers_before
+    assert recover_stage_folders(root) == leftovers
     assert tree_digest(root / "data") == data_before
     assert not list((root / "data").glob(".input-pointers-*"))
 
