@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export DAGSTER_HOME := $(CURDIR)/.dagster
 # The instance settings copied into DAGSTER_HOME: SQLite under .dagster/ by default;
-# `DAGSTER_YAML=deploy/dagster-postgres.yaml make ui` for PostgreSQL (README: Scaling out).
+# `DAGSTER_YAML=deploy/dagster-postgres.yaml make ui` for PostgreSQL (docs/scaling-out.md).
 DAGSTER_YAML ?= dagster.yaml
 
 BENCH_VENV := .bench-venv

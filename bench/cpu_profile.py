@@ -52,24 +52,21 @@ CATEGORIES: list[tuple[str, Callable[[str, str], bool]]] = [
     ("dedup: normalize, shingle, MinHash", lambda p, s: "signature_shard" in s),
     (
         "dedup: bands, verification, components, membership",
-        lambda p, s: "/dedup/" in s or "graph.py" in s or "components.py" in s,
+        lambda p, s: "kernels/dedup/" in s or "engine/graph.py" in s,
     ),
     ("decontamination (mix and its check)", lambda p, s: "decontam" in s),
     (
         "statistics: fit and audit",
-        lambda p, s: "kernels/stats" in s or "stats_audit" in s or "topk" in s,
+        lambda p, s: "kernels/statistics/" in s,
     ),
     ("training shards: tars and samples", lambda p, s: "write_shard" in s or "explode_shard" in s),
     (
         "training shards: checks (manifest, draws)",
-        lambda p, s: "shard_audit" in s or "draw_audit" in s,
+        lambda p, s: "sharding/audit.py" in s or "draw_audit" in s,
     ),
-    ("ingest: decode, canonicalize, hash", lambda p, s: "ingest.py" in s or "readers.py" in s),
-    (
-        "split and its leakage checks",
-        lambda p, s: any(k in s for k in ("split", "leakage", "neighbours", "cut.py", "asof")),
-    ),
-    ("mix: plan and draw", lambda p, s: "kernels/mix" in s),
+    ("ingest: decode, canonicalize, hash", lambda p, s: "kernels/ingest/" in s),
+    ("split and its leakage checks", lambda p, s: "kernels/splitting/" in s or "split" in s),
+    ("mix: plan and draw", lambda p, s: "kernels/mixing/" in s),
     ("Dagster", lambda p, s: "dagster" in s),
 ]
 OTHER = "other"

@@ -48,8 +48,8 @@ from webcorpus import WebCorpus, closure
 from corpus_platform.base.hashing import content_hash, shard_of
 from corpus_platform.base.shards import PARQUET_OPTIONS, part_path
 from corpus_platform.config import load_config
+from corpus_platform.engine import LocalEngine, shutdown_pools
 from corpus_platform.kernels.dedup import DedupParams, cluster_to_disk, signature_shard
-from corpus_platform.kernels.engine import LocalEngine, shutdown_pools
 
 REPO = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- dedup:begin -->", "<!-- dedup:end -->"

@@ -4,7 +4,7 @@
         --gzip --keep --work /tmp/nb --out /tmp/nb.md
     .bench-venv/bin/python bench/neighbour_phases.py /tmp/nb/project-100000
 
-Runs each phase of :func:`corpus_platform.kernels.neighbours.held_out_neighbours_from_bands` one
+Runs each phase of :func:`kernels.splitting.neighbours.held_out_neighbours_from_bands` one
 after another on the project's engine, in a scratch folder inside the project (removed at the
 end), and prints the seconds of each phase, the candidate pairs, the (held-out shard, train
 shard) blocks and how many times the verification loaded a shard's candidate rows.
@@ -23,10 +23,10 @@ import numpy as np
 
 from corpus_platform.base.shards import count_rows
 from corpus_platform.config import load_config
-from corpus_platform.kernels import leakage
-from corpus_platform.kernels import neighbours as nb
+from corpus_platform.engine import engine_for
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.engine import engine_for
+from corpus_platform.kernels.splitting import leakage
+from corpus_platform.kernels.splitting import neighbours as nb
 from corpus_platform.store import band_cache
 from corpus_platform.store.snapshots import current_snapshot
 

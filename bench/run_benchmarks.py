@@ -49,15 +49,15 @@ from webcorpus import CorpusFiles, WebCorpus, words_of, write_corpus
 
 from corpus_platform.base.names import STAGES
 from corpus_platform.config import parse_config
-from corpus_platform.kernels import langid
-from corpus_platform.kernels.engine import shutdown_pools
-from corpus_platform.kernels.filters import judge_texts
+from corpus_platform.engine import shutdown_pools
+from corpus_platform.kernels.filtering import langid
+from corpus_platform.kernels.filtering.filters import judge_texts
 from corpus_platform.runner import run_build
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL_FRESH, EVAL_COPIED, EVAL_WORDS = 500, 20, 40  # evaluation passages
 TRAINING_SHARD_BYTES = 256 * 2**20  # shards.max_bytes: the platform's default
-SECTION_RE = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", re.S)
+SECTION_RE = re.compile(r"<!-- ([\w-]+):begin -->.*?<!-- \1:end -->", re.S)
 
 
 def machine() -> str:

@@ -11,7 +11,7 @@ from corpus_platform.base.names import SPLITS
 from corpus_platform.base.redact import redact
 from corpus_platform.base.shards import part_path, read_parquet
 from corpus_platform.config import CorpusConfig, load_config
-from corpus_platform.kernels.filters import judge_text
+from corpus_platform.kernels.filtering.filters import judge_text
 from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.snapshots import current_snapshot
 

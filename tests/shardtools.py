@@ -12,8 +12,8 @@ import pyarrow as pa
 from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.names import SHARDS_MANIFEST
 from corpus_platform.base.shards import part_path, write_json, write_parquet
-from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.shards import build_shards
+from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.kernels.sharding.shards import build_shards
 
 WORDS = tuple(
     [

@@ -1,13 +1,15 @@
-"""Imports point one way: base < config < kernels | store | loader < defs < the application
-modules.
+"""Imports point one way: base < config < engine < kernels | store | loader < defs < the
+application modules.
 
 Every import in every module of the package is read with ``ast`` (imports inside functions
 included); one that points up, or sideways between kernels, store and loader, fails with its
 location. The loader (read by training code) never imports Dagster, and importing the
-expectations module does not import Great Expectations.
+expectations module does not import Great Expectations. Kernels are grouped by stage family, the
+families of ``defs/``; importing the package changes nothing in ``os.environ``.
 """
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,14 +19,16 @@ import pytest
 import corpus_platform
 
 PACKAGE = Path(corpus_platform.__file__).parent
-LAYERS = {"base": 0, "config": 1, "kernels": 2, "store": 2, "loader": 2, "defs": 3}
-APPLICATION = 4  # definitions, console, runner, cli, audit, trace, sample
-DAGSTER_FREE = {"base", "config", "kernels", "store", "loader"}
+LAYERS = {"base": 0, "config": 1, "engine": 2, "kernels": 3, "store": 3, "loader": 3, "defs": 4}
+APPLICATION = 5  # definitions, console, runner, cli, audit, trace, sample
+DAGSTER_FREE = {"base", "config", "engine", "kernels", "store", "loader"}
+PEERS = LAYERS["kernels"]  # kernels, store and loader never import one another
+FAMILIES = {"ingest", "filtering", "dedup", "splitting", "statistics", "mixing", "sharding"}
 MAX_LINES = 400
 
 
 def layer_of(module: str) -> tuple[str, int]:
-    """``corpus_platform.kernels.split`` -> ("kernels", 2)."""
+    """``corpus_platform.kernels.splitting.split`` -> ("kernels", 3)."""
     part = module.split(".")[1]
     return part, LAYERS.get(part, APPLICATION)
 
@@ -65,7 +69,7 @@ def test_every_import_points_down() -> None:
             if not target.startswith("corpus_platform.") or target == "corpus_platform":
                 continue
             other, other_level = layer_of(target)
-            sideways = part != other and other_level == level == 2
+            sideways = part != other and other_level == level == PEERS
             if other_level > level or sideways:
                 wrong.append(f"{module}:{line} imports {target} ({part} -> {other})")
     assert not wrong, "\n".join(wrong)
@@ -81,11 +85,12 @@ def test_no_module_is_over_400_lines() -> None:
 
 
 def test_the_layer_rule_catches_a_wrong_import() -> None:
-    assert layer_of("corpus_platform.kernels.split") == ("kernels", 2)
-    assert layer_of("corpus_platform.store.datasets")[1] == 2
+    assert layer_of("corpus_platform.kernels.splitting.split") == ("kernels", 3)
+    assert layer_of("corpus_platform.store.datasets")[1] == 3
+    assert layer_of("corpus_platform.engine.graph")[1] < layer_of("corpus_platform.kernels.x")[1]
     assert layer_of("corpus_platform.defs.publish")[1] > layer_of("corpus_platform.store.x")[1]
     assert layer_of("corpus_platform.cli")[1] == APPLICATION
-    assert layer_of("corpus_platform.loader.dataset") == ("loader", 2)
+    assert layer_of("corpus_platform.loader.dataset") == ("loader", 3)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +98,7 @@ def test_the_layer_rule_catches_a_wrong_import() -> None:
     [
         ("corpus_platform.loader", ("dagster", "torch")),  # read by training code
         # the Dagster process hands shards to workers; only they build the suite
-        ("corpus_platform.kernels.expectations", ("great_expectations",)),
+        ("corpus_platform.kernels.ingest.expectations", ("great_expectations",)),
     ],
 )
 def test_importing_a_light_module_loads_no_heavy_package(module: str, heavy: tuple) -> None:
@@ -102,4 +107,40 @@ def test_importing_a_light_module_loads_no_heavy_package(module: str, heavy: tup
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_kernels_are_grouped_by_the_stage_families_of_defs() -> None:
+    """``kernels/`` holds one package per stage family, the same families as ``defs/``; a module
+    directly under ``kernels/`` would have to serve every family (none does: shared code lives in
+    ``base/`` or ``engine/``)."""
+    kernels, defs = PACKAGE / "kernels", PACKAGE / "defs"
+    loose = sorted(p.name for p in kernels.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules directly under kernels/: {loose}"
+    packages = {p.name for p in kernels.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == FAMILIES
+    assert {p.name for p in defs.iterdir() if (p / "__init__.py").is_file()} >= FAMILIES
+
+
+def test_tests_mirror_the_package() -> None:
+    """Every kernel family has its test folder, and so has every other layer."""
+    tests = Path(__file__).parent
+    expected = {f"kernels/{family}" for family in FAMILIES}
+    expected |= {"base", "config", "engine", "loader", "store", "defs"}
+    assert not {d for d in expected if not (tests / d).is_dir()}
+
+
+def test_importing_the_loader_leaves_the_environment_unchanged() -> None:
+    """Training code imports the loader; it must not find its environment changed (allocators,
+    Great Expectations settings): per-process settings belong to the engine's workers. The child
+    starts from a minimal environment, since this test process has imported the package."""
+    minimal = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
+    code = (
+        "import json, os; before = dict(os.environ); import corpus_platform.loader; "
+        "import corpus_platform.definitions; "
+        "print(json.dumps(sorted(set(os.environ.items()) ^ set(before.items()))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=minimal
+    )
     assert done.stdout.strip() == "[]"

@@ -91,7 +91,7 @@ PiiAction = Literal["replace", "drop", "keep"]
 
 
 class FilterConfig(_Model):
-    """Quality filter thresholds; sources in the table of corpus_platform.kernels.filters."""
+    """Quality filter thresholds; sources in the table of kernels.filtering.filters."""
 
     min_chars: PositiveInt = 200
     max_chars: PositiveInt = 100_000
@@ -343,7 +343,7 @@ def _describe(error: ValidationError, source: str) -> str:
         where = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            message = "unknown field; remove it or check its spelling against the README"
+            message = "unknown field; remove it or check its spelling against docs/configuration.md"
         got = redact(item.get("input"), str(item["loc"][-1]) if item["loc"] else "")
         lines.append(f"  {where}: {message}" + ("" if isinstance(got, dict) else f" (got {got!r})"))
     return "\n".join(lines)
@@ -365,7 +365,7 @@ def load_config(path: Path) -> CorpusConfig:
     """Read and validate a corpus.yaml file."""
     if not path.is_file():
         raise ConfigError(
-            f"{path}: config file not found; create it (see the README) or pass --config"
+            f"{path}: config file not found; create it (see docs/configuration.md) or pass --config"
         )
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """The ``mix`` section of corpus.yaml: how the training mix is drawn from train.
 
-The planning itself (shares, temperature, caps, rates) is :mod:`corpus_platform.kernels.mix_plan`;
+The planning itself (shares, temperature, caps, rates) is :mod:`kernels.mixing.plan`;
 this model only refuses settings that contradict each other, naming the field and the fix.
 """
 

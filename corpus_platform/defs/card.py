@@ -8,7 +8,7 @@ from typing import Any
 
 from corpus_platform.base.names import TRAINING_MIX
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.card import (
+from corpus_platform.kernels.sharding.card import (
     CARD_FILE,
     CHART_DIR,
     PARQUET_GLOB,
@@ -18,7 +18,7 @@ from corpus_platform.kernels.card import (
     render_card,
     write_charts,
 )
-from corpus_platform.kernels.shards import file_md5
+from corpus_platform.kernels.sharding.shards import file_md5
 from corpus_platform.store.registry import chain, find_snapshot, latest_checks, raw_snapshot
 from corpus_platform.store.snapshots import current_snapshot
 

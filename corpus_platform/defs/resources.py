@@ -10,8 +10,9 @@ from typing import Self
 import dagster as dg
 
 from corpus_platform.config import CorpusConfig, load_config
-from corpus_platform.kernels.engine import Engine, engine_for
-from corpus_platform.kernels.filters import check_exempt
+from corpus_platform.engine import Engine, engine_for
+from corpus_platform.engine.allocators import use_driver_pool
+from corpus_platform.kernels.filtering.filters import check_exempt
 from corpus_platform.store.datasets import recover_stage_folders, stage_path
 from corpus_platform.store.lock import Holder, project_lock
 
@@ -33,10 +34,12 @@ class CorpusProject(dg.ConfigurableResource):
         project's build lock: a second build of the same project fails at once, naming the
         holder. A build that died without releasing the lock is marked failed and what it left
         under ``data/`` is cleaned, each with a log line. Outside a run (a sensor evaluation)
-        nothing is locked."""
+        nothing is locked. A run's process allocates Arrow memory from the pool that hands freed
+        pages back (:func:`~corpus_platform.engine.allocators.use_driver_pool`)."""
         if context.dagster_run is None:
             yield self
             return
+        use_driver_pool()
         with project_lock(self.root_path, context.run_id) as lock:
             if lock.crashed is not None:
                 _mark_crashed_run(context, lock.crashed)

@@ -4,7 +4,7 @@ import dagster as dg
 
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.readers import list_input_files
+from corpus_platform.kernels.ingest.readers import list_input_files
 
 BUILD_JOB = "build_corpus"
 BUILD_TAG = "corpus/build"  # dagster.yaml's queue runs at most one job carrying it

@@ -12,7 +12,7 @@ import yaml
 
 from corpus_platform.base.names import SPLIT_DOCUMENTS
 from corpus_platform.base.shards import iter_shards
-from corpus_platform.kernels.cut import bucket_assigner
+from corpus_platform.kernels.splitting.cut import bucket_assigner
 from corpus_platform.runner import BuildReport
 from corpus_platform.sample import ENGLISH
 from corpus_platform.store.candidates import list_candidates

@@ -2,7 +2,7 @@
 of commit eafa1cf (before the layering change of issue 16).
 
 A deliberate change of an output (a new default, a new column) updates these ids in the same
-commit, with the reason in its message and in README "Upgrading an existing project".
+commit, with the reason in its message and in docs/upgrading.md.
 """
 
 from corpus_platform.base.names import STAGES

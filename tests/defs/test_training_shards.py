@@ -11,7 +11,7 @@ import pytest
 
 from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_SHARDS
 from corpus_platform.base.shards import read_json
-from corpus_platform.kernels import shards as shard_kernels
+from corpus_platform.kernels.sharding import shards as shard_kernels
 from corpus_platform.loader import ShardDataset
 from corpus_platform.store.registry import list_snapshots
 from tests.conftest import build, tree_digest

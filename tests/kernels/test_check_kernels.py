@@ -10,10 +10,10 @@ import pyarrow as pa
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.config import SplitConfig
-from corpus_platform.kernels.decontam import EvalNgrams, overlap_report
-from corpus_platform.kernels.split_ratios import split_ratio_report
-from corpus_platform.kernels.stats import frozen_scaling_errors
-from corpus_platform.kernels.stats_audit import TrainAudit, fit_mismatches
+from corpus_platform.kernels.mixing.decontam import EvalNgrams, overlap_report
+from corpus_platform.kernels.splitting.ratios import split_ratio_report
+from corpus_platform.kernels.statistics.fit import frozen_scaling_errors
+from corpus_platform.kernels.statistics.recompute import TrainAudit, fit_mismatches
 
 SHARDS = 2
 

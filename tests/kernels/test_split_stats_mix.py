@@ -8,16 +8,17 @@ import pyarrow as pa
 import pytest
 
 from corpus_platform.base.shards import read_shard, write_parquet
-from corpus_platform.kernels.leakage import crossing_keys, crossing_pairs
-from corpus_platform.kernels.mix import MixError, mix_shard, plan_rates, times_drawn
-from corpus_platform.kernels.split import (
+from corpus_platform.kernels.mixing.mix import MixError, mix_shard, plan_rates, times_drawn
+from corpus_platform.kernels.splitting.leakage import crossing_keys, crossing_pairs
+from corpus_platform.kernels.splitting.split import (
     SplitPlan,
     bucket_bounds,
     entity_components,
     split_of,
     split_shard,
 )
-from corpus_platform.kernels.stats import (
+from corpus_platform.kernels.splitting.temporal import Cutoffs
+from corpus_platform.kernels.statistics.fit import (
     Moments,
     histogram_edges,
     merge_partials,
@@ -26,7 +27,6 @@ from corpus_platform.kernels.stats import (
     split_fingerprint,
     statistics_document,
 )
-from corpus_platform.kernels.temporal import Cutoffs
 
 RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
 

@@ -25,7 +25,7 @@ from corpus_platform.kernels.dedup import (
     signature_shard,
     write_dedup_shard,
 )
-from corpus_platform.kernels.neighbours import save_band_layout
+from corpus_platform.kernels.splitting.neighbours import save_band_layout
 from corpus_platform.store import band_cache
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.snapshots import current_snapshot

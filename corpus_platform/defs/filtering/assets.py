@@ -18,7 +18,7 @@ from corpus_platform.defs.filtering.review import (
 )
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.filter_stage import filter_shard
+from corpus_platform.kernels.filtering.stage import filter_shard
 from corpus_platform.store.datasets import candidate_folder
 
 

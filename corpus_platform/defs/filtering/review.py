@@ -4,7 +4,7 @@ import base64
 import io
 from collections import Counter
 
-from corpus_platform.kernels.filter_stage import SAMPLES_PER_FILTER, FilterSummary, Sample
+from corpus_platform.kernels.filtering.stage import SAMPLES_PER_FILTER, FilterSummary, Sample
 
 
 def funnel_markdown(

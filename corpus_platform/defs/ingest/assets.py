@@ -11,13 +11,13 @@ from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.ingest import checks  # noqa: F401 (registers the checks before the specs)
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.ingest import (
+from corpus_platform.kernels.ingest.canonical import (
     assemble_shard,
     canonical_schema,
     ingest_counts,
     spill_file,
 )
-from corpus_platform.kernels.readers import list_input_files
+from corpus_platform.kernels.ingest.readers import list_input_files
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import RAW_INPUT
 

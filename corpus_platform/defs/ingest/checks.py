@@ -8,8 +8,8 @@ import dagster as dg
 from corpus_platform.base.names import EXPECTATIONS, IDS_UNIQUE, RAW_DOCUMENTS
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.expectations import validate_shard
-from corpus_platform.kernels.ingest import repeated_ids
+from corpus_platform.kernels.ingest.canonical import repeated_ids
+from corpus_platform.kernels.ingest.expectations import validate_shard
 
 
 @corpus_check(asset=RAW_DOCUMENTS, name=IDS_UNIQUE)

@@ -21,7 +21,7 @@ from corpus_platform.defs.mixing.checks import (  # also registers the checks
 from corpus_platform.defs.mixing.review import mix_metadata
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.mix import decontaminate_shard, draw_shard
+from corpus_platform.kernels.mixing.mix import decontaminate_shard, draw_shard
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import TOKENIZER_INPUT, eval_input
 

@@ -16,10 +16,15 @@ from corpus_platform.base.names import (
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.decontam import EvalNgrams, load_eval_ngrams, overlap_report
-from corpus_platform.kernels.mix import drawn_units, source_units
-from corpus_platform.kernels.mix_plan import MixPlan, plan_mix
-from corpus_platform.kernels.tokens import WHITESPACE, TokenCounter, TokenizerError, load_counter
+from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, overlap_report
+from corpus_platform.kernels.mixing.mix import drawn_units, source_units
+from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
+from corpus_platform.kernels.mixing.tokens import (
+    WHITESPACE,
+    TokenCounter,
+    TokenizerError,
+    load_counter,
+)
 
 
 def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:

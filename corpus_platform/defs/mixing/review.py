@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from corpus_platform.kernels.mix_plan import MixPlan
+from corpus_platform.kernels.mixing.plan import MixPlan
 
 
 def mix_metadata(plan: MixPlan, drawn: Mapping[str, int]) -> dict[str, dg.MetadataValue]:

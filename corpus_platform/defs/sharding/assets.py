@@ -9,7 +9,7 @@ from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.sharding import checks  # noqa: F401 (registers the checks before the specs)
-from corpus_platform.kernels.shards import build_shards
+from corpus_platform.kernels.sharding.shards import build_shards
 from corpus_platform.store.datasets import candidate_folder
 
 

@@ -15,9 +15,8 @@ from corpus_platform.base.names import (
 from corpus_platform.base.shards import read_json
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.draw_audit import draw_reports
-from corpus_platform.kernels.engine import batch_count, batch_size
-from corpus_platform.kernels.shard_audit import (
+from corpus_platform.engine import batch_count, batch_size
+from corpus_platform.kernels.sharding.audit import (
     VERIFY_BATCH,
     card_problems,
     shard_numbers,
@@ -25,6 +24,7 @@ from corpus_platform.kernels.shard_audit import (
     unlisted_files,
     verify_batch,
 )
+from corpus_platform.kernels.sharding.draw_audit import draw_reports
 
 
 @corpus_check(asset=TRAINING_SHARDS, name=SHARDS_MATCH_MANIFEST)
@@ -60,7 +60,7 @@ def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> dg.AssetC
     """Recounted from every tar and every Parquet file in the folder (not from the manifest)
     and from the training_mix folder: each row's draws occur exactly once each, ``times_drawn``
     samples per doc_id, in both formats, and no key occurs twice. Partitioned by doc id on the
-    engine (:mod:`corpus_platform.kernels.draw_audit`)."""
+    engine (:mod:`corpus_platform.kernels.sharding.draw_audit`)."""
     config = corpus.load()
     files = sorted([*candidate.glob("*.tar"), *candidate.glob("*.parquet")])
     mix, engine = corpus.stage_dir(TRAINING_MIX), corpus.engine(config)

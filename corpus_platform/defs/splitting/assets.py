@@ -25,14 +25,14 @@ from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting import checks  # noqa: F401 (registers the checks before the specs)
-from corpus_platform.kernels.asof import compute_entity_shard, spill_by_entity
-from corpus_platform.kernels.components import ComponentReport, ComponentStats
-from corpus_platform.kernels.cut import ComponentPlan
-from corpus_platform.kernels.engine import Engine
-from corpus_platform.kernels.leakage import moved_into_train
-from corpus_platform.kernels.split import BRIDGE, SplitPlan, split_shard
-from corpus_platform.kernels.split_graph import plan_components_on_engine
-from corpus_platform.kernels.temporal import quantile_cutoffs
+from corpus_platform.engine import Engine
+from corpus_platform.kernels.splitting.asof import compute_entity_shard, spill_by_entity
+from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
+from corpus_platform.kernels.splitting.components import ComponentReport, ComponentStats
+from corpus_platform.kernels.splitting.cut import ComponentPlan
+from corpus_platform.kernels.splitting.leakage import moved_into_train
+from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
+from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
 
 

@@ -27,17 +27,20 @@ from corpus_platform.base.shards import (
 )
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels import asof
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.leakage import (
+from corpus_platform.kernels.splitting import asof
+from corpus_platform.kernels.splitting.leakage import (
     crossing_keys,
     crossing_pairs,
     held_out_neighbours,
     split_moves,
 )
-from corpus_platform.kernels.neighbours import held_out_neighbours_from_bands, reusable_groups
-from corpus_platform.kernels.split_ratios import split_ratio_report
-from corpus_platform.kernels.temporal import MICROS_PER_DAY, check_order
+from corpus_platform.kernels.splitting.neighbours import (
+    held_out_neighbours_from_bands,
+    reusable_groups,
+)
+from corpus_platform.kernels.splitting.ratios import split_ratio_report
+from corpus_platform.kernels.splitting.temporal import MICROS_PER_DAY, check_order
 from corpus_platform.store import band_cache
 from corpus_platform.store.snapshots import current_snapshot
 

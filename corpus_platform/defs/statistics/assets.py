@@ -19,7 +19,7 @@ from corpus_platform.defs.checks import check_specs
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.statistics import checks  # noqa: F401 (registers the checks before the specs)
-from corpus_platform.kernels.stats import (
+from corpus_platform.kernels.statistics.fit import (
     histogram_edges,
     merge_partials,
     normalize_shard,
@@ -27,7 +27,7 @@ from corpus_platform.kernels.stats import (
     shard_partial,
     statistics_document,
 )
-from corpus_platform.kernels.topk import top_counts
+from corpus_platform.kernels.statistics.topk import top_counts
 from corpus_platform.store.datasets import candidate_folder
 
 

@@ -16,8 +16,12 @@ from corpus_platform.base.names import (
 from corpus_platform.base.shards import read_json
 from corpus_platform.defs.checks import corpus_check
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.stats import frozen_scaling_errors, shard_partial, split_fingerprint
-from corpus_platform.kernels.stats_audit import fit_mismatches, recompute_train_statistics
+from corpus_platform.kernels.statistics.fit import (
+    frozen_scaling_errors,
+    shard_partial,
+    split_fingerprint,
+)
+from corpus_platform.kernels.statistics.recompute import fit_mismatches, recompute_train_statistics
 
 
 @corpus_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN)

@@ -6,7 +6,7 @@ the corpus beyond the grouping of band keys:
 1. :func:`signature_shard`: per shard, the exact key of every row (content hash of the normalized
    text, or of ``dedup.columns`` for rows without text), and for rows with text the word n-gram
    shingle hashes, a MinHash signature (datasketch's permutations, computed a batch at a time
-   by :mod:`corpus_platform.kernels.minhash`) and one LSH key per band, bands written in
+   by :mod:`corpus_platform.kernels.dedup.minhash`) and one LSH key per band, bands written in
    ``BAND_GROUPS`` separate groups.
 2. :func:`candidate_pairs`: band keys grouped across shards, one band group per engine task;
    rows sharing a key are candidate pairs, written with their rows' shards, one file per group.
@@ -15,7 +15,7 @@ the corpus beyond the grouping of band keys:
    pairs routed to their block (pair of ranges), then each block's pairs verified by the exact
    Jaccard similarity of their two shingle sets (or, with ``dedup.verify: false``, the MinHash
    estimate), one block per engine task; the scores stay on disk.
-4. :func:`link_clusters`: connected components (:mod:`corpus_platform.kernels.graph`, on the
+4. :func:`link_clusters`: connected components (:mod:`corpus_platform.engine.graph`, on the
    engine, partitioned through disk) of exact-duplicate keys and pairs at or above the dedup
    threshold, every edge written by an engine task. A cluster is named by its smallest doc_id.
 5. :func:`choose_representatives`: the member kept per cluster: the highest ``quality_score``

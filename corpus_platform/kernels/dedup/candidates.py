@@ -18,12 +18,12 @@ from corpus_platform.base.shards import (
     read_shard,
     write_parquet,
 )
+from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.engine.graph import gathered, scatter_to
 from corpus_platform.kernels.dedup.params import (
     MAX_BUCKET_PAIRS,
     DedupParams,
 )
-from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import gathered, scatter_to
 
 
 def _bucket_pairs(members: list[str]) -> list[tuple[str, str]]:

@@ -21,6 +21,13 @@ from corpus_platform.base.shards import (
     read_shard,
     write_parquet,
 )
+from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.engine.graph import (
+    MIN_PARTITIONS,
+    connected_components,
+    write_edge_arrays,
+    write_edges,
+)
 from corpus_platform.kernels.dedup.candidates import exact_key_partition, group_candidates
 from corpus_platform.kernels.dedup.membership import MembershipSummary, write_membership
 from corpus_platform.kernels.dedup.params import KEY_ROW_BYTES, DedupParams, partitions_for
@@ -33,13 +40,6 @@ from corpus_platform.kernels.dedup.verify import (
     score_candidates,
     scored_blocks,
     write_similar_pairs,
-)
-from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import (
-    MIN_PARTITIONS,
-    connected_components,
-    write_edge_arrays,
-    write_edges,
 )
 
 EDGE_ROW_BYTES = 400  # an edge row in a components step: two ids twice, hashes, the join
@@ -86,7 +86,7 @@ def link_clusters(
 ) -> Path:
     """Link exact-duplicate rows and the scored pairs (``scored`` of them, on disk under
     ``scratch/scored``) with similarity >= ``threshold``, and find the components on the
-    engine through ``scratch/graph`` (:mod:`corpus_platform.kernels.graph`); every edge is
+    engine through ``scratch/graph`` (:mod:`corpus_platform.engine.graph`); every edge is
     written by an engine task, partitioned so one partition of links fits in ``memory_mb``.
     Return the labels folder: ``part-N`` holds the (``node``, ``component``) rows of the
     clustered doc ids of shard N, a cluster (size > 1) being named by its smallest doc_id."""

@@ -34,10 +34,10 @@ from corpus_platform.base.shards import (
     read_shard,
     write_parquet,
 )
+from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.engine.graph import MIN_PARTITIONS, gathered, scatter
 from corpus_platform.kernels.dedup.params import partitions_for
 from corpus_platform.kernels.dedup.verify import estimated_jaccard
-from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import MIN_PARTITIONS, gathered, scatter
 
 MEMBER_SCHEMA = pa.schema(
     [

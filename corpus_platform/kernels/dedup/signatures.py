@@ -20,9 +20,9 @@ from corpus_platform.base.shards import (
     write_batches,
     write_parquet,
 )
-from corpus_platform.kernels import minhash
+from corpus_platform.kernels.dedup import minhash
+from corpus_platform.kernels.dedup.minhash import ShingleSets
 from corpus_platform.kernels.dedup.params import BATCH_ROWS, DedupParams
-from corpus_platform.kernels.minhash import ShingleSets
 
 
 def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:

@@ -22,16 +22,16 @@ from corpus_platform.base.shards import (
     write_batches,
     write_parquet,
 )
+from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.engine.graph import gathered, scatter_to
 from corpus_platform.kernels.dedup.candidates import (
     candidate_file,
     candidate_groups,
     candidate_ids,
 )
+from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.dedup.signatures import SKETCH_SCHEMA
-from corpus_platform.kernels.engine import Engine, LocalEngine
-from corpus_platform.kernels.graph import gathered, scatter_to
-from corpus_platform.kernels.minhash import shingle_sets
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""filtered_documents: PII redaction, quality filters, language identification, verdicts."""

@@ -1,0 +1,1 @@
+"""raw_documents: reading raw files, decoding, the canonical schema and its expectations."""

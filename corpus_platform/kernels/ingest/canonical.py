@@ -1,0 +1,300 @@
+"""Raw ingest: map input columns onto the canonical schema and spread rows over logical shards.
+
+Two passes keep memory bounded by a batch and a shard, not the corpus:
+
+1. :func:`spill_file` streams one input file batch by batch, canonicalizes each batch and
+   appends its rows to per-shard spill files.
+2. :func:`assemble_shard` reads one shard's spill files, orders the rows by ``doc_id`` and
+   writes the shard. Equal inputs give equal shards whatever the order work was done in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.hashing import content_hash, shard_of
+from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
+    iter_shards,
+    part_path,
+    read_parquet,
+    write_parquet,
+)
+from corpus_platform.config import CorpusConfig
+from corpus_platform.kernels.ingest.readers import Decoding, InputError, ReadStats, read_batches
+
+
+def canonical_schema(features: tuple[str, ...]) -> pa.Schema:
+    """The schema every stage after ingest builds on."""
+    fields = [
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("text", pa.string()),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("entity", pa.string(), nullable=False),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        *[pa.field(name, pa.float64()) for name in features],
+        pa.field("label", pa.float64()),
+        pa.field("url", pa.string()),
+        pa.field("content_hash", pa.string(), nullable=False),
+        pa.field("raw_file", pa.string(), nullable=False),
+        pa.field("raw_row", pa.int64(), nullable=False),
+    ]
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """Where a batch came from, for error messages and lineage columns."""
+
+    path: Path
+    relative: str
+
+
+def _column(
+    table: pa.Table, name: str | None, ctx: BatchContext, canonical: str
+) -> pa.Array | None:
+    if name is None:
+        return None
+    if name not in table.column_names:
+        raise InputError(
+            f"{ctx.path}: column {name!r} (mapped to {canonical!r} in corpus.yaml) is missing; "
+            f"the file has {sorted(c for c in table.column_names if c != '__row')}. "
+            "Fix the mapping under input.columns or the file"
+        )
+    return table.column(name).combine_chunks()
+
+
+def _first_bad_row(rows: pa.Array, bad: np.ndarray) -> int:
+    return int(rows.to_numpy()[np.flatnonzero(bad)[0]])
+
+
+def _as_strings(
+    values: pa.Array, rows: pa.Array, ctx: BatchContext, canonical: str, required: bool
+) -> pa.Array:
+    strings = pc.cast(values, pa.string()) if values.type != pa.string() else values
+    if required and strings.null_count:
+        bad = strings.is_null().to_numpy(zero_copy_only=False)
+        row = _first_bad_row(rows, bad)
+        raise InputError(
+            f"{ctx.path}: row {row}: column for {canonical!r} is empty; every row needs a "
+            f"{canonical}; fill it in or drop the row"
+        )
+    return strings
+
+
+def _as_floats(values: pa.Array, rows: pa.Array, ctx: BatchContext, column: str) -> pa.Array:
+    if pa.types.is_floating(values.type) or pa.types.is_integer(values.type):
+        return pc.cast(values, pa.float64())
+    if pa.types.is_boolean(values.type):
+        return pc.cast(pc.cast(values, pa.int8()), pa.float64())
+    series = pd.Series(values.to_pylist(), dtype="object")
+    parsed = pd.to_numeric(series, errors="coerce")
+    bad = parsed.isna().to_numpy() & series.notna().to_numpy()
+    if bad.any():
+        row = _first_bad_row(rows, bad)
+        value = series[np.flatnonzero(bad)[0]]
+        raise InputError(
+            f"{ctx.path}: row {row}: column {column!r} must be numeric, got {value!r}; "
+            "fix the value or remove the column from input.features"
+        )
+    return pa.array(
+        parsed.to_numpy(dtype="float64"), type=pa.float64(), mask=series.isna().to_numpy()
+    )
+
+
+def _as_timestamps(values: pa.Array, rows: pa.Array, ctx: BatchContext, column: str) -> pa.Array:
+    target = pa.timestamp("us", tz="UTC")
+    if pa.types.is_timestamp(values.type):
+        if values.type.tz is None:
+            values = pc.assume_timezone(values, "UTC")
+        return pc.cast(values, target)
+    if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
+        micros = pc.cast(pc.multiply(pc.cast(values, pa.float64()), 1e6), pa.int64())
+        return pc.cast(micros, pa.timestamp("us")).cast(target)
+    series = pd.Series(values.to_pylist(), dtype="object")
+    parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
+    bad = parsed.isna().to_numpy() & series.notna().to_numpy()
+    if bad.any():
+        row = _first_bad_row(rows, bad)
+        value = series[np.flatnonzero(bad)[0]]
+        raise InputError(
+            f"{ctx.path}: row {row}: column {column!r} is not a timestamp: {value!r}; "
+            "use ISO 8601 (2024-01-31T12:00:00Z) or epoch seconds"
+        )
+    return pa.array(parsed.dt.as_unit("us"), type=target)
+
+
+def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa.Table:
+    """Map one raw batch onto the canonical schema, adding content hash and lineage columns.
+
+    Raises:
+        InputError: naming the file, the row and the column, with the fix.
+    """
+    mapping = config.input
+    rows = table.column("__row").combine_chunks()
+    raw_ids = _column(table, mapping.input_name("doc_id"), ctx, "doc_id")
+    doc_id = _as_strings(raw_ids, rows, ctx, "doc_id", required=True)
+    n = len(doc_id)
+
+    text_raw = _column(table, mapping.input_name("text"), ctx, "text")
+    text = (
+        _as_strings(text_raw, rows, ctx, "text", False)
+        if text_raw is not None
+        else pa.nulls(n, pa.string())
+    )
+
+    source_raw = _column(table, mapping.input_name("source"), ctx, "source")
+    default_source = ctx.relative.split("/")[-1].split(".")[0]
+    source = (
+        _as_strings(source_raw, rows, ctx, "source", True)
+        if source_raw is not None
+        else pa.array([default_source] * n, pa.string())
+    )
+    entity_raw = _column(table, mapping.input_name("entity"), ctx, "entity")
+    entity = (
+        _as_strings(entity_raw, rows, ctx, "entity", True) if entity_raw is not None else doc_id
+    )
+
+    ts_name = mapping.input_name("timestamp")
+    ts_raw = _column(table, ts_name, ctx, "timestamp")
+    timestamp = (
+        _as_timestamps(ts_raw, rows, ctx, ts_name or "")
+        if ts_raw is not None
+        else pa.nulls(n, pa.timestamp("us", tz="UTC"))
+    )
+    features = {
+        name: _as_floats(_column(table, name, ctx, name), rows, ctx, name)
+        for name in mapping.features
+    }
+    label_name = mapping.input_name("label")
+    label_raw = _column(table, label_name, ctx, "label")
+    label = (
+        _as_floats(label_raw, rows, ctx, label_name or "")
+        if label_raw is not None
+        else pa.nulls(n, pa.float64())
+    )
+
+    url_raw = _column(table, mapping.input_name("url"), ctx, "url")
+    url = (
+        _as_strings(url_raw, rows, ctx, "url", False)
+        if url_raw is not None
+        else pa.nulls(n, pa.string())
+    )
+    hashes = pa.array([content_hash(t) for t in text.to_pylist()], pa.string())
+    columns = {
+        "doc_id": doc_id,
+        "text": text,
+        "source": source,
+        "entity": entity,
+        "timestamp": timestamp,
+        **features,
+        "label": label,
+        "url": url,
+        "content_hash": hashes,
+        "raw_file": pa.array([ctx.relative] * n, pa.string()),
+        "raw_row": pc.cast(rows, pa.int64()),
+    }
+    return pa.table(columns, schema=canonical_schema(mapping.features))
+
+
+def spill_dir(staging: Path, shard: int) -> Path:
+    """Scratch folder for one shard's spilled batches."""
+    return staging / "_spill" / f"{shard:05d}"
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """What spilling one input file found.
+
+    Attributes:
+        rows: Rows read.
+        replaced_chars: Undecodable bytes replaced with U+FFFD (``input.decode_errors: replace``).
+    """
+
+    rows: int
+    replaced_chars: int = 0
+
+
+def spill_file(
+    file_index: int, files: list[Path], root: Path, config: CorpusConfig, staging: Path
+) -> FileSummary:
+    """Canonicalize one input file and append its rows to per-shard spill files.
+
+    Returns:
+        The rows read and the characters replaced while decoding.
+
+    Raises:
+        InputError: when the file cannot be decoded or parsed, or a row does not fit the schema.
+    """
+    path = files[file_index]
+    ctx = BatchContext(path=path, relative=path.relative_to(root).as_posix())
+    decoding = Decoding(config.input.encoding, config.input.decode_errors)
+    stats = ReadStats()
+    total = 0
+    for batch_index, (_, raw) in enumerate(read_batches(path, decoding, stats)):
+        table = canonicalize(raw, config, ctx)
+        shards = np.fromiter(
+            (shard_of(d, config.num_shards) for d in table.column("doc_id").to_pylist()),
+            dtype=np.int64,
+            count=len(table),
+        )
+        for shard in np.unique(shards):
+            part = table.filter(pa.array(shards == shard))
+            name = f"{file_index:05d}-{batch_index:06d}.parquet"
+            write_parquet(part, spill_dir(staging, int(shard)) / name, **SCRATCH_OPTIONS)
+        total += len(table)
+    return FileSummary(rows=total, replaced_chars=stats.replaced_chars)
+
+
+def ingest_counts(names: list[str], summaries: list[FileSummary]) -> dict[str, object]:
+    """The raw_documents counts: rows (in total and per file) and the characters replaced
+    while decoding (in total, and per file for the files that had any)."""
+    replaced = {
+        n: s.replaced_chars for n, s in zip(names, summaries, strict=True) if s.replaced_chars
+    }
+    return {
+        "rows": sum(s.rows for s in summaries),
+        "files": len(names),
+        "rows_per_file": {n: s.rows for n, s in zip(names, summaries, strict=True)},
+        "replaced_chars": sum(replaced.values()),
+        "replaced_chars_per_file": replaced,
+    }
+
+
+@dataclass(frozen=True)
+class ShardSummary:
+    """What assembling one shard found."""
+
+    shard: int
+    rows: int
+
+
+def assemble_shard(shard: int, staging: Path, schema: pa.Schema) -> ShardSummary:
+    """Merge one shard's spill files, order by ``doc_id`` and write ``part-XXXXX.parquet``."""
+    folder = spill_dir(staging, shard)
+    pieces = [read_parquet(p) for p in sorted(folder.glob("*.parquet"))] if folder.is_dir() else []
+    table = pa.concat_tables(pieces) if pieces else schema.empty_table()
+    table = table.sort_by(
+        [("doc_id", "ascending"), ("raw_file", "ascending"), ("raw_row", "ascending")]
+    )
+    write_parquet(table, part_path(staging, shard))
+    return ShardSummary(shard=shard, rows=len(table))
+
+
+def repeated_ids(folder: Path, num_shards: int) -> tuple[int, list[str]]:
+    """Rows in a dataset and the doc_ids occurring more than once, sorted. A row's shard is a
+    function of its id, so counting shard by shard finds every repeat."""
+    rows, repeated = 0, []
+    for _, table in iter_shards(folder, num_shards, ["doc_id"]):
+        rows += len(table)
+        counts = pc.value_counts(table.column("doc_id"))
+        repeated += pc.filter(
+            counts.field("values"), pc.greater(counts.field("counts"), 1)
+        ).to_pylist()
+    return rows, sorted(repeated)

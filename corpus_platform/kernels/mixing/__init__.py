@@ -1,0 +1,1 @@
+"""training_mix: the plan, the draws, token counts and decontamination against eval sets."""

@@ -1,0 +1,230 @@
+"""Decontamination: no training row may share a word n-gram with an evaluation set.
+
+Every evaluation text is normalized (as for exact dedup) and cut into word n-grams (13 by
+default, as in GPT-3's contamination analysis); their 64-bit hashes (the polynomial word hashes
+of :mod:`corpus_platform.kernels.dedup.minhash`, a batch of texts at a time) form one set per
+evaluation set. A training row is contaminated by a set when any of its n-grams hashes into it.
+Texts shorter than n words contribute (and are tested as) one n-gram of their whole text.
+
+Training rows are tested without hashing every window: a window can only be in a set when each
+of its words occurs in some evaluation text, so only those windows (found with one Arrow
+membership test over a batch's distinct words) are hashed, and only their words. The result is
+the full test's (``tests/kernels/test_decontam_moves.py`` compares them on random texts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import xxhash
+
+from corpus_platform.base.arrays import avalanche64
+from corpus_platform.base.hashing import normalize_text
+from corpus_platform.base.shards import read_shard
+from corpus_platform.base.words import split_whitespace
+from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.kernels.dedup.minhash import NGRAM_BASE, normalized_shingle_sets
+from corpus_platform.kernels.ingest.readers import InputError, read_batches
+
+EMPTY = np.empty(0, dtype=np.uint64)
+
+
+BATCH_TEXTS = 2048  # texts whose n-grams are hashed together
+
+
+@dataclass(frozen=True)
+class EvalNgrams:
+    """Every evaluation set's n-gram hashes (by set name) and the normalized words of all
+    evaluation texts: a training window whose words are not all among them hits no set."""
+
+    sets: dict[str, frozenset[int]]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: dict[str, list[str]], n: int) -> EvalNgrams:
+        """The n-gram hash sets of each named list of evaluation texts, and their words."""
+        sets: dict[str, frozenset[int]] = {}
+        words: set[str] = set()
+        for name, items in sorted(texts.items()):
+            hashes: set[int] = set()
+            for grams in ngram_sets(items, n):
+                hashes.update(grams.tolist())
+            sets[name] = frozenset(hashes)
+            for text in items:
+                words.update(normalize_text(text).split())
+        return cls(sets, frozenset(words))
+
+
+def ngram_sets(texts: list[str | None], n: int) -> list[np.ndarray]:
+    """The hashes of each text's word ``n``-grams, normalized as exact dedup does (64-bit,
+    sorted, distinct; empty for a text without words), hashed a batch at a time."""
+    out: list[np.ndarray] = []
+    for start in range(0, len(texts), BATCH_TEXTS):
+        normalized = [normalize_text(t or "") for t in texts[start : start + BATCH_TEXTS]]
+        sets = normalized_shingle_sets(normalized, n)
+        out += [sets.row(i) if text else EMPTY for i, text in enumerate(normalized)]
+    return out
+
+
+def ngram_hashes(text: str, n: int) -> set[int]:
+    """Hashes of the word ``n``-grams of the normalized text."""
+    return set(ngram_sets([text], n)[0].tolist())
+
+
+def load_eval_ngrams(root: Path, eval_sets: dict[str, str], text_column: str, n: int) -> EvalNgrams:
+    """Read every evaluation file and hash its n-grams.
+
+    Raises:
+        InputError: when a file is missing or lacks the text column.
+    """
+    texts: dict[str, list[str]] = {}
+    for name, relative in sorted(eval_sets.items()):
+        path = root / relative
+        if not path.is_file():
+            raise InputError(
+                f"{path}: evaluation set {name!r} not found; fix decontamination.eval_sets"
+            )
+        texts[name] = []
+        for _, table in read_batches(path):
+            if text_column not in table.column_names:
+                raise InputError(
+                    f"{path}: no column {text_column!r}; set decontamination.text_column to the "
+                    "column holding the evaluation text"
+                )
+            texts[name] += [str(t) for t in table.column(text_column).to_pylist() if t]
+    return EvalNgrams.of(texts, n)
+
+
+def contaminating_sets(text: str | None, eval_ngrams: EvalNgrams, n: int) -> list[str]:
+    """Names of the evaluation sets sharing at least one n-gram with ``text``."""
+    return contaminating_sets_of([text], eval_ngrams, n)[0]
+
+
+def contaminating_sets_of(
+    texts: list[str | None], eval_ngrams: EvalNgrams, n: int
+) -> list[list[str]]:
+    """For each text, the names of the evaluation sets sharing at least one n-gram with it;
+    the candidate windows' hashes are looked up in every set at once, a batch at a time."""
+    if not eval_ngrams.sets:
+        return [[] for _ in texts]
+    lookups = {name: np.fromiter(h, np.uint64, len(h)) for name, h in eval_ngrams.sets.items()}
+    vocabulary = pa.array(sorted(eval_ngrams.words), pa.large_string())
+    found: list[list[str]] = []
+    for start in range(0, len(texts), BATCH_TEXTS):
+        batch = texts[start : start + BATCH_TEXTS]
+        values, owner = candidate_ngrams([normalize_text(t or "") for t in batch], n, vocabulary)
+        hit_rows = {
+            name: set(owner[np.isin(values, hashes)].tolist()) for name, hashes in lookups.items()
+        }
+        found += [[name for name in lookups if i in hit_rows[name]] for i in range(len(batch))]
+    return found
+
+
+def candidate_ngrams(
+    normalized: list[str], n: int, vocabulary: pa.Array
+) -> tuple[np.ndarray, np.ndarray]:
+    """The n-gram hashes (as :func:`ngram_sets` makes them) of the windows of ``normalized``
+    texts whose words are all in ``vocabulary``, and the text each belongs to. A text of fewer
+    than ``n`` words is one window of all its words; an empty text has none.
+
+    The batch's words are laid end to end; a window is taken where no unknown word and no
+    text's first word (other than its own first) lies inside it, both read off running counts.
+    """
+    split = split_whitespace(pa.array(normalized, pa.large_string()))
+    lengths = pc.list_value_length(split).to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = pc.list_flatten(split).dictionary_encode()  # an empty text is one "" word
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    known = pc.is_in(encoded.dictionary, value_set=vocabulary).to_numpy(zero_copy_only=False)
+    entries = np.flatnonzero(known)
+    entry_hashes = np.zeros(len(known), dtype=np.uint64)
+    chosen = encoded.dictionary.take(pa.array(entries)).cast(pa.large_binary()).to_pylist()
+    entry_hashes[entries] = np.fromiter(map(xxhash.xxh3_64_intdigest, chosen), np.uint64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    unknown = np.zeros(len(codes) + 1, dtype=np.int64)  # unknown words before each position
+    np.cumsum(~known[codes], out=unknown[1:])
+    is_start = np.zeros(len(codes) + 1, dtype=np.int64)
+    is_start[starts[lengths > 0]] = 1
+    text_starts = np.cumsum(is_start)  # texts begun up to and including each position
+    last = max(len(codes) - n + 1, 0)  # windows start at 0 .. last - 1
+    whole = (unknown[n : n + last] == unknown[:last]) & (
+        text_starts[n - 1 : n - 1 + last] == text_starts[:last]
+    )
+    windows = np.flatnonzero(whole)
+    values = [_window_hashes(entry_hashes, codes, windows, n)]
+    owners = [np.searchsorted(ends, windows, side="right")]
+    short = np.flatnonzero((lengths < n) & (unknown[ends] == unknown[starts]) & (lengths > 0))
+    for text in short.tolist():
+        values.append(_window_hashes(entry_hashes, codes, starts[text : text + 1], lengths[text]))
+        owners.append(np.array([text], dtype=np.int64))
+    return np.concatenate(values), np.concatenate(owners)
+
+
+def _window_hashes(
+    word_hashes: np.ndarray, codes: np.ndarray, windows: np.ndarray, width: int
+) -> np.ndarray:
+    """The avalanched polynomial hash of the ``width`` words (``word_hashes[codes[i]]`` for
+    position ``i``) starting at each of ``windows``: the shingle hash of
+    :func:`corpus_platform.kernels.dedup.minhash.normalized_shingle_sets`."""
+    with np.errstate(over="ignore"):
+        grams = word_hashes[codes[windows]]
+        for k in range(1, int(width)):
+            grams = grams * NGRAM_BASE + word_hashes[codes[windows + k]]
+        return avalanche64(grams + np.uint64(width))
+
+
+def shard_overlap(
+    shard: int, folder: Path, eval_ngrams: EvalNgrams, n: int
+) -> tuple[int, Counter[str], list[str]]:
+    """One shard of :func:`overlap_report`: rows, contaminated rows per set, and every
+    contaminated row named with its sets (an engine task)."""
+    table = read_shard(folder, shard, ["doc_id", "text"])
+    ids = table.column("doc_id").to_pylist()
+    found = contaminating_sets_of(table.column("text").to_pylist(), eval_ngrams, n)
+    hits: Counter[str] = Counter(name for names in found for name in names)
+    named = [f"{d}: {', '.join(names)}" for d, names in zip(ids, found, strict=True) if names]
+    return len(ids), hits, named
+
+
+@dataclass(frozen=True)
+class OverlapReport:
+    """Rows of a dataset that share an n-gram with an evaluation set."""
+
+    rows: int
+    contaminated: int
+    hits: dict[str, int]
+    examples: tuple[str, ...]
+
+
+def overlap_report(
+    folder: Path,
+    num_shards: int,
+    eval_ngrams: EvalNgrams,
+    n: int,
+    engine: Engine | None = None,
+) -> OverlapReport:
+    """Scan every row of the dataset at ``folder`` for the evaluation sets' n-grams, one shard
+    per engine task; up to ten offenders are named with the sets they share n-grams with."""
+    task = partial(shard_overlap, folder=folder, eval_ngrams=eval_ngrams, n=n)
+    hits: Counter[str] = Counter()
+    examples: list[str] = []
+    rows = contaminated = 0
+    for shard_rows, shard_hits, named in (engine or LocalEngine()).map_shards(
+        task, range(num_shards)
+    ):
+        rows += shard_rows
+        contaminated += len(named)
+        hits.update(shard_hits)
+        examples += named[: 10 - len(examples)]
+    return OverlapReport(
+        rows,
+        contaminated,
+        {name: hits.get(name, 0) for name in sorted(eval_ngrams.sets)},
+        tuple(examples),
+    )

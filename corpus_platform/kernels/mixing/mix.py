@@ -1,0 +1,182 @@
+"""The training mix: rows drawn from train by per-source proportions, deterministically.
+
+Rows sharing a word n-gram with an evaluation set are dropped first when
+``decontamination.action`` is ``drop`` (and kept, for the blocking check to catch, on ``flag``).
+
+Each source gets a rate = target / available, in documents or tokens (``mix.unit``; planned by
+:mod:`corpus_platform.kernels.mixing.plan`). A row is drawn ``floor(rate)`` times plus once more
+when its seeded coin ``u(doc_id) < frac(rate)``; so rates above 1 upsample a small source, rates
+below 1 subsample a large one, and nothing depends on row order. With ``mix.unit: tokens`` every
+row carries its token count in a ``tokens`` column (:mod:`corpus_platform.kernels.mixing.tokens`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.hashing import unit_interval
+from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
+    iter_shards,
+    part_path,
+    read_shard,
+    write_parquet,
+)
+from corpus_platform.kernels.mixing.decontam import EvalNgrams, contaminating_sets_of
+from corpus_platform.kernels.mixing.plan import MixError, plan_mix
+from corpus_platform.kernels.mixing.tokens import TokenCounter
+
+TOKENS = "tokens"  # the column of a row's token count (mix.unit: tokens)
+
+
+def source_counts(folder: Path, num_shards: int) -> dict[str, int]:
+    """Rows per source in a sharded dataset."""
+    counts: Counter[str] = Counter()
+    for _, table in iter_shards(folder, num_shards, ["source"]):
+        counts.update(table.column("source").to_pylist())
+    return dict(sorted(counts.items()))
+
+
+def plan_rates(
+    available: dict[str, int], proportions: dict[str, float], total_rows: int | None
+) -> dict[str, float]:
+    """Draw rate per source in documents (see :func:`~kernels.mixing.plan.plan_mix`).
+
+    Without proportions every row is drawn once; without ``total_rows`` the mix is the largest
+    one that needs no upsampling.
+    """
+    return plan_mix(available, proportions=proportions, total=total_rows).rates
+
+
+def times_drawn(doc_id: str, rate: float, seed: int) -> int:
+    """How many times one row enters the mix at ``rate``."""
+    whole = math.floor(rate)
+    return whole + (1 if unit_interval(doc_id, seed, "mix") < rate - whole else 0)
+
+
+def draw_shard(
+    shard: int, folder: Path, staging: Path, rates: dict[str, float], seed: int
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Write one shard of the mix with a ``times_drawn`` column.
+
+    Returns:
+        (draws per source, drawn tokens per source: ``times_drawn x tokens``, empty when the
+        rows have no ``tokens`` column).
+    """
+    table = read_shard(folder, shard)
+    draws = [
+        times_drawn(d, rates.get(s, 0.0), seed)
+        for d, s in zip(
+            table.column("doc_id").to_pylist(), table.column("source").to_pylist(), strict=True
+        )
+    ]
+    table = table.append_column("times_drawn", pa.array(draws, pa.int32()))
+    table = table.filter(pa.array([n > 0 for n in draws], pa.bool_()))
+    write_parquet(table, part_path(staging, shard))
+    sources, times = table.column("source").to_pylist(), table.column("times_drawn").to_pylist()
+    drawn: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
+    counts = table.column(TOKENS).to_pylist() if TOKENS in table.column_names else None
+    for i, (source, n) in enumerate(zip(sources, times, strict=True)):
+        drawn[source] += n
+        if counts is not None:
+            tokens[source] += n * counts[i]
+    return dict(drawn), dict(tokens)
+
+
+def mix_shard(
+    shard: int, folder: Path, staging: Path, rates: dict[str, float], seed: int
+) -> dict[str, int]:
+    """Write one shard of the mix with a ``times_drawn`` column; return draws per source."""
+    return draw_shard(shard, folder, staging, rates, seed)[0]
+
+
+def decontaminate_shard(
+    shard: int,
+    folder: Path,
+    clean: Path,
+    removed: Path,
+    eval_ngrams: EvalNgrams,
+    ngram: int,
+    drop: bool,
+    counter: TokenCounter | None = None,
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """Write one shard's rows free of evaluation n-grams to ``clean`` (all rows when not
+    dropping) and the contaminated ones, with the sets they hit, to ``removed``. With a
+    ``counter`` the clean rows get a ``tokens`` column, their token counts.
+
+    Returns:
+        (rows per source written to ``clean``, contaminated rows per evaluation set, tokens per
+        source written to ``clean``: empty without a counter).
+    """
+    table = read_shard(folder, shard)
+    texts = _texts(table)
+    hits = contaminating_sets_of(texts, eval_ngrams, ngram)
+    per_set: Counter[str] = Counter(name for h in hits for name in h)
+    dirty = pa.array([bool(h) for h in hits], pa.bool_())
+    if drop:
+        flagged = table.append_column("eval_sets", pa.array(hits, pa.list_(pa.string())))
+        write_parquet(flagged.filter(dirty), part_path(removed, shard))
+        table = table.filter(pc.invert(dirty))
+    tokens: Counter[str] = Counter()
+    if counter is not None:
+        if TOKENS in table.column_names:
+            raise MixError(
+                f"{part_path(folder, shard)}: train rows already have a column {TOKENS!r}; "
+                "rename it upstream (mix.unit: tokens writes its own)"
+            )
+        counts = counter.count(_texts(table))
+        table = table.append_column(TOKENS, pa.array(counts, pa.int64()))
+        for source, n in zip(table.column("source").to_pylist(), counts, strict=True):
+            tokens[source] += n
+    write_parquet(table, part_path(clean, shard), **SCRATCH_OPTIONS)  # the draw's input
+    return dict(Counter(table.column("source").to_pylist())), dict(per_set), dict(tokens)
+
+
+def source_units(shard: int, folder: Path, counter: TokenCounter | None) -> dict[str, int]:
+    """Rows per source of one shard, or (with a ``counter``) tokens per source, counted from
+    the text; a missing shard counts nothing (a ``contaminated/`` folder that was not written)."""
+    if not part_path(folder, shard).is_file():
+        return {}
+    table = read_shard(folder, shard, ["source"] if counter is None else None)
+    sources = table.column("source").to_pylist()
+    units = [1] * len(sources) if counter is None else counter.count(_texts(table))
+    total: Counter[str] = Counter()
+    for source, n in zip(sources, units, strict=True):
+        total[source] += n
+    return dict(total)
+
+
+def drawn_units(
+    shard: int, folder: Path, counter: TokenCounter | None
+) -> tuple[dict[str, int], int]:
+    """Draws per source of one shard of a mix, weighted by each row's tokens recounted from its
+    text with ``counter`` (unweighted without one), and how many rows' ``tokens`` column
+    disagrees with the recount (0 without a counter).
+    """
+    table = read_shard(folder, shard, ["source", "times_drawn"] if counter is None else None)
+    sources, times = table.column("source").to_pylist(), table.column("times_drawn").to_pylist()
+    weights = [1] * len(sources) if counter is None else counter.count(_texts(table))
+    wrong = 0
+    if counter is not None:
+        stored = table.column(TOKENS).to_pylist() if TOKENS in table.column_names else None
+        wrong = (
+            len(weights)
+            if stored is None
+            else sum(a != b for a, b in zip(stored, weights, strict=True))
+        )
+    total: Counter[str] = Counter()
+    for source, n, weight in zip(sources, times, weights, strict=True):
+        total[source] += n * weight
+    return dict(total), wrong
+
+
+def _texts(table: pa.Table) -> list[str | None]:
+    if "text" in table.column_names:
+        return table.column("text").to_pylist()
+    return [None] * len(table)

@@ -1,0 +1,1 @@
+"""training_shards: WebDataset and Parquet shards, their audits and the dataset card."""

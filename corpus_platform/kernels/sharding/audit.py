@@ -1,0 +1,279 @@
+"""The audits behind training_shards' blocking checks, read from the files alone.
+
+:func:`verify_shard` compares one output shard's files with their manifest entries (bytes, MD5,
+samples, tokens) and the tar with the Parquet file sample by sample (key, doc_id, draw, text);
+the tar is parsed with :mod:`tarfile`, not with the library that wrote it. :func:`draw_counts`
+recounts, from every tar and Parquet file in the folder (the manifest is not consulted), how
+often each doc_id's draws occur, to compare with the mix's ``times_drawn``.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST, WEBDATASET
+from corpus_platform.base.shards import iter_shards
+from corpus_platform.kernels.sharding.shards import file_md5
+
+MEMBERS = ("json", "txt")  # the members of every sample, in the order they are written
+
+
+@dataclass(frozen=True)
+class TarSample:
+    """One sample read back from a tar: its key, metadata and text."""
+
+    key: str
+    meta: dict[str, Any]
+    text: str
+
+
+def read_tar(path: Path) -> Iterator[TarSample]:
+    """The samples of a WebDataset tar in file order; a sample must be exactly one ``.json``
+    and one ``.txt`` member, consecutive (ValueError otherwise). A key written twice in a row
+    reads as two samples (for the audit to count), where WebDataset's reader would merge them."""
+    with tarfile.open(path, "r:") as archive:
+        pending: dict[str, bytes] = {}
+        key = None
+        for member in archive:
+            base, _, ext = member.name.rpartition("/")[2].partition(".")
+            if key is not None and (base != key or ext in pending):
+                yield _sample(path, key, pending)
+                pending = {}
+            key = base
+            handle = archive.extractfile(member)
+            if handle is None:
+                raise ValueError(f"{path.name}: member {member.name!r} is not a file")
+            pending[ext] = handle.read()
+        if key is not None:
+            yield _sample(path, key, pending)
+
+
+def _sample(path: Path, key: str, members: dict[str, bytes]) -> TarSample:
+    if tuple(sorted(members)) != MEMBERS:
+        raise ValueError(f"{path.name}: sample {key!r} has members {sorted(members)}")
+    return TarSample(key, json.loads(members["json"]), members["txt"].decode("utf-8"))
+
+
+def verify_shard(
+    shard: int, folder: Path, entries: dict[int, Sequence[dict[str, Any]]]
+) -> list[str]:
+    """Every way output shard ``shard``'s files differ from their manifest entries
+    (``entries[shard]``: one tar and one Parquet file) and from each other; empty when they
+    agree."""
+    problems: list[str] = []
+    entries = entries[shard]
+    by_format = {e.get("format"): e for e in entries}
+    if sorted(e.get("format") for e in entries) != sorted((PARQUET, WEBDATASET)):
+        problems.append(f"shard {shard}: listed formats {[e.get('format') for e in entries]}")
+    samples: dict[str, list[tuple[str, str, int, str]]] = {}
+    counted: tuple[list, int] | None = None  # rows whose tokens were counted, and the count
+    for fmt, entry in sorted(by_format.items(), key=lambda item: str(item[0])):
+        path = folder / str(entry.get("name"))
+        if not path.is_file():
+            problems.append(f"{path.name}: listed but missing")
+            continue
+        if path.stat().st_size != entry.get("bytes"):
+            problems.append(f"{path.name}: {path.stat().st_size} bytes, listed {entry['bytes']}")
+        if file_md5(path) != entry.get("md5"):
+            problems.append(f"{path.name}: md5 {file_md5(path)}, listed {entry.get('md5')}")
+        try:
+            rows = _tar_rows(path) if fmt == WEBDATASET else _parquet_rows(path)
+        except Exception as error:  # an unreadable file is a finding, not a crash
+            problems.append(f"{path.name}: unreadable: {type(error).__name__}: {error}")
+            continue
+        samples[str(fmt)] = rows
+        if counted is None or rows != counted[0]:  # the second format's rows are usually equal
+            counted = (rows, sum(len(text.split()) for *_, text in rows))
+        tokens = counted[1]
+        if (len(rows), tokens) != (entry.get("samples"), entry.get("tokens")):
+            problems.append(
+                f"{path.name}: {len(rows)} samples and {tokens} tokens, listed "
+                f"{entry.get('samples')} and {entry.get('tokens')}"
+            )
+    if len(samples) == 2 and samples[WEBDATASET] != samples[PARQUET]:
+        differ = next(
+            (i for i, (a, b) in enumerate(zip(*samples.values(), strict=False)) if a != b),
+            min(len(s) for s in samples.values()),
+        )
+        problems.append(f"shard {shard}: tar and Parquet differ from sample {differ} on")
+    return problems
+
+
+VERIFY_BATCH = 64  # output shards verified per engine task, at most
+
+
+def shard_numbers(manifest: dict[str, Any]) -> list[int]:
+    """The distinct shard numbers the manifest's entries carry (-1 for none), sorted."""
+    return sorted({int(e.get("shard", -1)) for e in manifest.get("shards", [])})
+
+
+def verify_batch(batch: int, folder: Path, size: int = VERIFY_BATCH) -> list[str]:
+    """:func:`verify_shard` for the ``batch``-th run of ``size`` shard numbers of the manifest
+    in ``folder``, read here: a task's arguments stay small however many shards there are
+    (each task carrying every entry would cost shards squared)."""
+    manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
+    mine = shard_numbers(manifest)[batch * size : (batch + 1) * size]
+    entries: dict[int, list[dict[str, Any]]] = {shard: [] for shard in mine}
+    for entry in manifest.get("shards", []):
+        if int(entry.get("shard", -1)) in entries:
+            entries[int(entry.get("shard", -1))].append(entry)
+    return [problem for shard in mine for problem in verify_shard(shard, folder, entries)]
+
+
+def _tar_rows(path: Path) -> list[tuple[str, str, int, str]]:
+    rows = []
+    for sample in read_tar(path):
+        if sample.meta.get("key") != sample.key:
+            raise ValueError(f"sample {sample.key!r} carries key {sample.meta.get('key')!r}")
+        rows.append((sample.key, sample.meta["doc_id"], sample.meta["draw"], sample.text))
+    return rows
+
+
+def _parquet_rows(path: Path) -> list[tuple[str, str, int, str]]:
+    table = pq.read_table(path, columns=["key", "doc_id", "draw", "text"])
+    columns = [table.column(c).to_pylist() for c in ("key", "doc_id", "draw", "text")]
+    return [(k, d, n, t or "") for k, d, n, t in zip(*columns, strict=True)]
+
+
+def card_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    """The dataset card's files (``card`` in the manifest) that are missing or changed."""
+    problems = []
+    for entry in manifest.get("card", []):
+        path = folder / str(entry.get("name"))
+        if not path.is_file():
+            problems.append(f"{entry.get('name')}: listed card file missing")
+        elif file_md5(path) != entry.get("md5"):
+            problems.append(f"{entry.get('name')}: md5 differs from {SHARDS_MANIFEST}")
+    return problems
+
+
+def unlisted_files(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    """Files in ``folder`` (at any depth) the manifest does not list, besides itself."""
+    listed = {str(e.get("name")) for e in manifest.get("shards", [])} | {SHARDS_MANIFEST}
+    listed |= {str(e.get("name")) for e in manifest.get("card", [])}
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    return sorted(present - listed)
+
+
+def totals_problems(manifest: dict[str, Any]) -> list[str]:
+    """Disagreements between the manifest's totals and its own entries."""
+    entries = manifest.get("shards", [])
+    tars = [e for e in entries if e.get("format") == WEBDATASET]
+    expected = {
+        "shards": len(tars),
+        "samples": sum(e["samples"] for e in tars),
+        "tokens": sum(e["tokens"] for e in tars),
+        "bytes": {
+            fmt: sum(e["bytes"] for e in entries if e.get("format") == fmt)
+            for fmt in (WEBDATASET, PARQUET)
+        },
+    }
+    totals = manifest.get("totals", {})
+    return [
+        f"totals.{k}: {totals.get(k)}, entries add up to {v}"
+        for k, v in expected.items()
+        if totals.get(k) != v
+    ]
+
+
+def sample_ids_of(path: Path) -> pa.Table:
+    """``(format, key, doc_id, draw)`` of every sample of one tar or Parquet file."""
+    if path.suffix == ".tar":
+        rows = [(s.key, s.meta["doc_id"], s.meta["draw"]) for s in read_tar(path)]
+        keys, doc_ids, draws = (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [])
+        fmt = WEBDATASET
+    else:
+        table = pq.read_table(path, columns=["key", "doc_id", "draw"])
+        keys, doc_ids, draws = (table.column(c).to_pylist() for c in ("key", "doc_id", "draw"))
+        fmt = PARQUET
+    return sample_ids_table([fmt] * len(keys), keys, doc_ids, draws)
+
+
+def sample_ids_table(formats: list, keys: list, doc_ids: list, draws: list) -> pa.Table:
+    """The table :func:`sample_ids_of` returns (empty when given empty lists)."""
+    return pa.table(
+        {
+            "format": pa.array(formats, pa.string()),
+            "key": pa.array(keys, pa.string()),
+            "doc_id": pa.array(doc_ids, pa.string()),
+            "draw": pa.array(draws, pa.int64()),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class DrawReport:
+    """How the samples of one format compare with the mix's draws."""
+
+    fmt: str
+    draws: int  # draws in the mix
+    samples: int
+    wrong: int  # doc_ids whose draws do not occur exactly once each
+    duplicate_keys: int
+    examples: tuple[str, ...]
+
+
+def mix_draws(mix: Path, num_shards: int) -> pa.Table:
+    """``(doc_id, times_drawn)`` of every mix row drawn at least once."""
+    parts = [t for _, t in iter_shards(mix, num_shards, ["doc_id", "times_drawn"])]
+    table = pa.concat_tables(parts)
+    return table.filter(pc.greater(table.column("times_drawn"), 0))
+
+
+def draw_report(
+    fmt: str, samples: pa.Table, expected: pa.Table, keys: pa.Table | None = None
+) -> DrawReport:
+    """Compare one format's samples with the mix: every doc_id must occur ``times_drawn`` times,
+    with draws ``0 .. times_drawn - 1``, and every key once (counted on ``keys``, the
+    ``(format, key)`` rows; default: ``samples``)."""
+    mine = samples.filter(pc.equal(samples.column("format"), fmt))
+    grouped = mine.group_by("doc_id").aggregate(
+        [("draw", "count"), ("draw", "count_distinct"), ("draw", "min"), ("draw", "max")]
+    )
+    joined = expected.join(grouped, "doc_id", join_type="full outer")
+    zero = pa.scalar(0, pa.int64())
+    k = pc.coalesce(joined.column("times_drawn"), zero)
+    count = pc.coalesce(joined.column("draw_count"), zero)
+    distinct = pc.coalesce(joined.column("draw_count_distinct"), zero)
+    low, high = joined.column("draw_min"), joined.column("draw_max")
+    drawn = pc.greater(k, 0)
+    right = pc.and_(
+        pc.and_(pc.equal(count, k), pc.equal(distinct, k)),
+        pc.if_else(
+            drawn,
+            pc.and_(pc.equal(low, 0), pc.equal(high, pc.subtract(k, 1))),
+            pc.and_(pc.is_null(low), pc.is_null(high)),
+        ),
+    )
+    bad = joined.filter(pc.invert(pc.fill_null(right, False)))
+    wrong = [
+        f"{doc_id}: drawn {times or 0}, {fmt} holds {held or 0} ({unique or 0} distinct draws)"
+        for doc_id, times, held, unique in zip(
+            *(
+                bad.column(c).to_pylist()
+                for c in ("doc_id", "times_drawn", "draw_count", "draw_count_distinct")
+            ),
+            strict=True,
+        )
+    ]
+    keys = samples if keys is None else keys
+    mine_keys = keys.filter(pc.equal(keys.column("format"), fmt))
+    duplicates = mine_keys.group_by("key").aggregate([("key", "count")])
+    repeated = duplicates.filter(pc.greater(duplicates.column("key_count"), 1))
+    return DrawReport(
+        fmt=fmt,
+        draws=int(pc.sum(expected.column("times_drawn")).as_py() or 0),
+        samples=len(mine),
+        wrong=len(wrong),
+        duplicate_keys=len(repeated),
+        examples=tuple(sorted(wrong)[:10]),
+    )

@@ -1,0 +1,370 @@
+r"""training_shards: the training mix as WebDataset tar shards and Parquet shards of the same
+samples, in one seeded global order, with a manifest.
+
+Samples. A mix row drawn ``k`` times (``times_drawn``) becomes ``k`` samples, draws ``0 .. k-1``,
+keyed ``<doc_id>-<draw>``; a doc_id that is not a safe tar member name (letters, digits, ``_``
+and ``-``, at most 64 characters: WebDataset cuts the key at the first dot) is replaced by its
+readable part and a hash of it (:func:`sample_key`). In a tar a sample is ``<key>.json`` (the
+row's metadata: every column but the text, plus ``key`` and ``draw``, canonical JSON) and
+``<key>.txt`` (the text, UTF-8). The Parquet shard of the same number holds the same samples in
+the same order, with the mix's columns plus ``key`` and ``draw``.
+
+Order. Samples are sorted by ``xxh3("shards" \x1f key, seed)``, ties by key: one order for the
+whole mix that depends only on the keys and the seed, never on the mix's shard layout, the
+engine or its worker count. Shards cut that sequence into consecutive pieces.
+
+Size cap. Boundaries are planned before anything is written, greedily along the order: a shard
+takes the next sample while its tar file (a 512-byte header per member, payloads padded to 512
+bytes, the two end-of-archive blocks, all rounded up to 10,240-byte records) stays within
+``shards.max_bytes`` and its count within ``shards.max_samples``; a sample larger than the cap
+alone gets a shard of its own. The tar is written by ``webdataset.ShardWriter`` (one writer per
+shard task, started at that shard's number) with a fixed mtime, owner and mode, uncompressed
+(gzip would stamp the time), so equal samples give byte-identical files; its size is asserted
+equal to the plan.
+
+Steps (:func:`build_shards`): :func:`explode_shard` (per mix shard, on the engine: samples,
+keys, sizes, tokens, to scratch), :func:`plan_shards` (the driver: global order and
+boundaries; it holds an order hash, a key and four numbers per sample, never a text),
+:func:`scatter_shard` (per mix shard: its samples into one scratch file per output shard),
+:func:`write_shard` (per output shard: tar, Parquet and their manifest entries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Sequence
+from datetime import date, datetime
+from functools import partial
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.hashing import stable_hash, stable_hex
+from corpus_platform.base.names import PARQUET, WEBDATASET
+from corpus_platform.base.shards import (
+    SCRATCH_OPTIONS,
+    part_path,
+    read_parquet,
+    read_shard,
+    write_parquet,
+)
+from corpus_platform.engine import Engine
+
+BLOCK = 512  # tar header and payload granularity
+RECORD = 20 * BLOCK  # tarfile pads an archive to whole records
+END_OF_ARCHIVE = 2 * BLOCK
+TAR_MTIME = 0  # an int: a float mtime makes tarfile add a PAX header
+TAR_OWNER = "corpus"
+TAR_MODE = 0o444
+PARQUET_ROW_GROUP = 1024  # samples per row group: the loader reads only the groups it needs
+SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+JSON_COLUMN = "_json"  # scratch only: the encoded metadata of each sample
+TOKENS_COLUMN = "_tokens"  # scratch only: its whitespace words
+
+
+def shard_name(index: int, fmt: str) -> str:
+    """File name of output shard ``index`` in ``fmt`` (``webdataset`` or ``parquet``)."""
+    return f"train-{index:06d}.{'tar' if fmt == WEBDATASET else 'parquet'}"
+
+
+def sample_key(doc_id: str, draw: int) -> str:
+    """The key of draw ``draw`` of ``doc_id``: ``<doc_id>-<draw>``, or for a doc_id that is no
+    safe tar name its readable part, ``_`` and 16 hex digits of its hash."""
+    if not SAFE_ID.fullmatch(doc_id):
+        readable = re.sub(r"[^A-Za-z0-9_-]", "_", doc_id)[:40]
+        doc_id = f"{readable}_{stable_hex(doc_id)[:16]}"
+    return f"{doc_id}-{draw}"
+
+
+def order_hash(key: str, seed: int) -> int:
+    """A sample's place in the global order (sorted ascending, ties by key)."""
+    return stable_hash(f"shards\x1f{key}", seed)
+
+
+def member_bytes(payload: int) -> int:
+    """Bytes a tar member of ``payload`` bytes takes: its header and its padded payload."""
+    return BLOCK + math.ceil(payload / BLOCK) * BLOCK
+
+
+def tar_file_bytes(members: int) -> int:
+    """Size of a tar file whose members take ``members`` bytes."""
+    return math.ceil((members + END_OF_ARCHIVE) / RECORD) * RECORD
+
+
+def whitespace_tokens(texts: Sequence[str | None]) -> np.ndarray:
+    """Whitespace-separated words of every text (``len(text.split())``; 0 for null)."""
+    return np.fromiter((len(t.split()) if t else 0 for t in texts), np.int64, len(texts))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def metadata_json(row: dict[str, Any]) -> bytes:
+    """Canonical JSON of a sample's metadata (sorted keys, no spaces, NaN as null)."""
+    clean = {k: _jsonable(v) for k, v in row.items()}
+    return json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _text_column(table: pa.Table) -> pa.Array:
+    if "text" in table.column_names:
+        return table.column("text").combine_chunks().cast(pa.string())
+    return pa.nulls(len(table), pa.string())
+
+
+def explode_shard(shard: int, folder: Path, scratch: Path, seed: int) -> pa.Table:
+    """Write mix shard ``shard``'s samples (every draw of every row, with ``key``, ``draw`` and
+    the encoded metadata) to ``scratch/samples``; return per sample its order hash, key, tar
+    bytes, tokens, this shard and its index in that file."""
+    table = read_shard(folder, shard)
+    tokens = whitespace_tokens(_text_column(table).to_pylist())
+    drawn = table.column("times_drawn").to_numpy().astype(np.int64)
+    rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
+    starts = np.cumsum(drawn) - drawn
+    draws = np.arange(len(rows), dtype=np.int64) - np.repeat(starts, drawn)
+    samples = table.take(pa.array(rows, pa.int64()))
+    doc_ids = samples.column("doc_id").to_pylist()
+    keys = [sample_key(d, int(n)) for d, n in zip(doc_ids, draws, strict=True)]
+    samples = samples.add_column(0, "draw", pa.array(draws, pa.int32()))
+    samples = samples.add_column(0, "key", pa.array(keys, pa.string()))
+    meta = samples.drop_columns([c for c in ("text",) if c in samples.column_names])
+    encoded = [metadata_json(row) for row in meta.to_pylist()]
+    samples = samples.append_column(JSON_COLUMN, pa.array(encoded, pa.binary()))
+    samples = samples.append_column(TOKENS_COLUMN, pa.array(np.repeat(tokens, drawn)))
+    write_parquet(samples, part_path(scratch / "samples", shard), **SCRATCH_OPTIONS)
+    texts = _text_column(samples)
+    text_bytes = pc.fill_null(pc.binary_length(texts), 0).to_numpy().astype(np.int64)
+    json_bytes = np.fromiter((len(e) for e in encoded), np.int64, len(encoded))
+    sizes = [
+        member_bytes(int(t)) + member_bytes(int(j))
+        for t, j in zip(text_bytes, json_bytes, strict=True)
+    ]
+    return pa.table(
+        {
+            "hash": pa.array([order_hash(k, seed) for k in keys], pa.uint64()),
+            "key": pa.array(keys, pa.string()),
+            "tar_bytes": pa.array(sizes, pa.int64()),
+            "tokens": samples.column(TOKENS_COLUMN),
+            "mix_shard": pa.array(np.full(len(keys), shard, np.int32)),
+            "index": pa.array(np.arange(len(keys), dtype=np.int64)),
+        }
+    )
+
+
+def shard_starts(tar_bytes: Sequence[int], max_bytes: int, max_samples: int | None) -> list[int]:
+    """The first position of every shard along the global order (greedy, see the module)."""
+    starts: list[int] = []
+    members = count = 0
+    for position, size in enumerate(tar_bytes):
+        full = count >= max_samples if max_samples else False
+        if not starts or full or (count and tar_file_bytes(members + size) > max_bytes):
+            starts.append(position)
+            members = count = 0
+        members += size
+        count += 1
+    return starts
+
+
+def plan_shards(
+    sizes: Sequence[pa.Table], scratch: Path, max_bytes: int, max_samples: int | None
+) -> list[dict[str, int]]:
+    """Order every sample (the tables of :func:`explode_shard`), cut the order into shards, and
+    write each mix shard's part of the plan (``index`` -> ``shard``, ``position``) to
+    ``scratch/plan``. Return per output shard its samples, tokens and planned tar bytes."""
+    table = pa.concat_tables(sizes) if sizes else pa.table({})
+    if not len(table):
+        for mix_shard in range(len(sizes)):
+            write_parquet(_plan_table([], [], []), part_path(scratch / "plan", mix_shard))
+        return []
+    order = pc.sort_indices(table, sort_keys=[("hash", "ascending"), ("key", "ascending")])
+    ordered = table.take(order)
+    tar_bytes = ordered.column("tar_bytes").to_numpy()
+    starts = shard_starts(tar_bytes.tolist(), max_bytes, max_samples)
+    bounds = np.array([*starts, len(ordered)], dtype=np.int64)
+    shard_of_position = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(bounds))
+    position = np.arange(len(ordered), dtype=np.int64) - np.repeat(bounds[:-1], np.diff(bounds))
+    mix_shard = ordered.column("mix_shard").to_numpy()
+    index = ordered.column("index").to_numpy()
+    for shard in range(len(sizes)):
+        mine = np.flatnonzero(mix_shard == shard)
+        plan = _plan_table(index[mine], shard_of_position[mine], position[mine])
+        write_parquet(plan, part_path(scratch / "plan", shard))
+    tokens = ordered.column("tokens").to_numpy()
+    return [
+        {
+            "samples": int(end - start),
+            "tokens": int(tokens[start:end].sum()),
+            "tar_bytes": tar_file_bytes(int(tar_bytes[start:end].sum())),
+        }
+        for start, end in pairwise(bounds.tolist())
+    ]
+
+
+def _plan_table(index: Any, shard: Any, position: Any) -> pa.Table:
+    return pa.table(
+        {
+            "index": pa.array(np.asarray(index, np.int64)),
+            "shard": pa.array(np.asarray(shard, np.int32)),
+            "position": pa.array(np.asarray(position, np.int64)),
+        }
+    )
+
+
+def bucket_path(scratch: Path, shard: int, mix_shard: int) -> Path:
+    """Scratch file of output shard ``shard``'s samples coming from mix shard ``mix_shard``."""
+    return part_path(scratch / "buckets" / f"{shard:06d}", mix_shard)
+
+
+def scatter_shard(shard: int, scratch: Path) -> int:
+    """Split mix shard ``shard``'s samples by output shard (with their positions) into
+    :func:`bucket_path` files; return the samples written."""
+    samples = read_parquet(part_path(scratch / "samples", shard))
+    plan = read_parquet(part_path(scratch / "plan", shard))
+    placed = samples.take(plan.column("index")).append_column("_position", plan.column("position"))
+    targets = plan.column("shard").to_numpy()
+    for target in np.unique(targets):
+        chosen = placed.filter(pa.array(targets == target))
+        write_parquet(chosen, bucket_path(scratch, int(target), shard), **SCRATCH_OPTIONS)
+    return len(placed)
+
+
+PLANNED_SIZES = "planned-tar-bytes.json"  # in scratch: the tar size of every planned shard
+
+
+def write_shard(
+    shard: int, scratch: Path, staging: Path, num_mix_shards: int
+) -> list[dict[str, Any]]:
+    """Gather output shard ``shard`` from its buckets, in order, and write its tar (with
+    ``webdataset.ShardWriter``) and its Parquet file; return their manifest entries. The tar
+    size the plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
+    from webdataset import ShardWriter  # imported where shards are written, not on import
+
+    parts = [
+        read_parquet(path)
+        for m in range(num_mix_shards)
+        if (path := bucket_path(scratch, shard, m)).is_file()
+    ]
+    table = pa.concat_tables(parts)
+    table = table.take(pc.sort_indices(table, sort_keys=[("_position", "ascending")]))
+    texts = _text_column(table)
+    tar = staging / shard_name(shard, WEBDATASET)
+    closed: list[str] = []
+    writer = ShardWriter(
+        str(staging / "train-%06d.tar"),
+        maxcount=len(table),
+        maxsize=float("inf"),
+        start_shard=shard,
+        verbose=0,
+        post=closed.append,
+        user=TAR_OWNER,
+        group=TAR_OWNER,
+        mode=TAR_MODE,
+        mtime=TAR_MTIME,
+        encoder=False,
+    )
+    with writer:
+        for key, text, meta in zip(
+            table.column("key").to_pylist(),
+            texts.to_pylist(),
+            table.column(JSON_COLUMN).to_pylist(),
+            strict=True,
+        ):
+            writer.write({"__key__": key, "json": meta, "txt": (text or "").encode("utf-8")})
+    planned = json.loads((scratch / PLANNED_SIZES).read_text(encoding="utf-8"))
+    if closed != [str(tar)] or tar.stat().st_size != planned[shard]:
+        raise RuntimeError(f"{tar}: ShardWriter wrote {closed}, not the one planned shard")
+    columns = [c for c in table.column_names if c not in (JSON_COLUMN, TOKENS_COLUMN, "_position")]
+    parquet = staging / shard_name(shard, PARQUET)
+    write_parquet(table.select(columns), parquet, row_group_size=PARQUET_ROW_GROUP)
+    tokens = int(pc.sum(table.column(TOKENS_COLUMN)).as_py() or 0)
+    return [
+        file_entry(path, shard, fmt, len(table), tokens)
+        for path, fmt in ((tar, WEBDATASET), (parquet, PARQUET))
+    ]
+
+
+def file_md5(path: Path) -> str:
+    """MD5 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as handle:
+        while block := handle.read(2**20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_entry(path: Path, shard: int, fmt: str, samples: int, tokens: int) -> dict[str, Any]:
+    """One file's manifest entry."""
+    return {
+        "name": path.name,
+        "shard": shard,
+        "format": fmt,
+        "samples": samples,
+        "tokens": tokens,
+        "bytes": path.stat().st_size,
+        "md5": file_md5(path),
+    }
+
+
+def manifest(
+    entries: Sequence[dict[str, Any]], seed: int, max_bytes: int, max_samples: int | None
+) -> dict[str, Any]:
+    """The shards' manifest: every file in shard order (tar, then Parquet) and the totals."""
+    tars = [e for e in entries if e["format"] == WEBDATASET]
+    return {
+        "order": "samples sorted by xxh3('shards' 0x1f key, seed), ties by key",
+        "seed": seed,
+        "max_bytes": max_bytes,
+        "max_samples": max_samples,
+        "shards": list(entries),
+        "totals": {
+            "shards": len(tars),
+            "samples": sum(e["samples"] for e in tars),
+            "tokens": sum(e["tokens"] for e in tars),
+            "bytes": {
+                fmt: sum(e["bytes"] for e in entries if e["format"] == fmt)
+                for fmt in (WEBDATASET, PARQUET)
+            },
+        },
+    }
+
+
+def build_shards(
+    mix: Path,
+    staging: Path,
+    scratch: Path,
+    num_shards: int,
+    seed: int,
+    max_bytes: int,
+    max_samples: int | None,
+    engine: Engine,
+) -> dict[str, Any]:
+    """Write the shards of the mix in ``mix`` (``num_shards`` logical shards) into ``staging``
+    (``scratch`` must be an empty folder); return the manifest (the caller writes it)."""
+    mix_shards = range(num_shards)
+    sizes = engine.map_shards(
+        partial(explode_shard, folder=mix, scratch=scratch, seed=seed), mix_shards
+    )
+    plan = plan_shards(sizes, scratch, max_bytes, max_samples)
+    engine.map_shards(partial(scatter_shard, scratch=scratch), mix_shards)
+    planned = json.dumps([p["tar_bytes"] for p in plan])
+    (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
+    task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)
+    written = engine.map_shards(task, range(len(plan)))
+    return manifest([e for entries in written for e in entries], seed, max_bytes, max_samples)

@@ -1,0 +1,163 @@
+"""Splits that keep every leak path on one side.
+
+Group modes: entities are the nodes of a union-find; every similar pair (at the split's
+similarity threshold, lower than the dedup threshold) and every duplicate cluster links the
+entities of its rows. A component is named by its smallest entity key; its bucket is
+``stable_hash(seed, component) mod 10000`` and the configured ratios map buckets to
+train / validation / test.
+
+| mode         | a row's split                                                              |
+|--------------|----------------------------------------------------------------------------|
+| `group`      | its component's bucket                                                     |
+| `row`        | its own doc_id's bucket (leaks: exists only to watch the checks fire)      |
+| `time`       | the window holding its (timestamp, doc_id) key; rows in a gap are dropped  |
+| `time_group` | its component's bucket, kept only if its key lies in that split's window   |
+
+Dropped rows go to ``dropped/`` with the reason, never silently. In the group modes a component
+above ``split.max_component_share`` stops the split, or with ``split.oversize: cut`` is cut into
+pieces (:mod:`kernels.splitting.cut`): rows bridging pieces that landed in different splits
+are dropped with reason ``bridge``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpus_platform.base.hashing import BUCKETS, bucket_of
+from corpus_platform.base.names import SPLITS
+from corpus_platform.base.shards import part_path, read_shard, write_parquet
+from corpus_platform.config import AsofFeature
+from corpus_platform.kernels.splitting.asof import asof_columns
+from corpus_platform.kernels.splitting.temporal import EMBARGO, Cutoffs, micros
+from corpus_platform.kernels.splitting.unionfind import UnionFind
+
+OUTSIDE_WINDOW = "outside_window"
+BRIDGE = "bridge"
+
+
+def entity_components(pairs: pa.Table, clusters: pa.Table | None = None) -> dict[str, str]:
+    """Entity -> component name for every entity linked by a similar pair or a cluster.
+
+    Args:
+        pairs: Similar pairs with ``entity_a`` and ``entity_b``.
+        clusters: Optional membership rows with ``cluster_id`` and ``entity``; all entities of
+            one cluster are linked.
+    """
+    links = UnionFind()
+    links.union_all(
+        zip(pairs.column("entity_a").to_pylist(), pairs.column("entity_b").to_pylist(), strict=True)
+    )
+    if clusters is not None and len(clusters):
+        first: dict[str, str] = {}
+        cluster_ids = clusters.column("cluster_id").to_pylist()
+        for cluster, entity in zip(cluster_ids, clusters.column("entity").to_pylist(), strict=True):
+            links.union(first.setdefault(cluster, entity), entity)
+    return {member: root for root, members in links.groups().items() for member in members}
+
+
+def read_labels(labels: Path, entities: pa.Array | pa.ChunkedArray) -> dict[str, str]:
+    """Entity -> component for the linked ``entities``, from every partition of ``labels``
+    (``node``, ``component`` files written by the split's connected components)."""
+    wanted = pc.unique(entities)
+    found: dict[str, str] = {}
+    for path in sorted(labels.glob("part-*.parquet")):
+        table = pq.read_table(path)
+        table = table.filter(pc.is_in(table.column("node"), wanted))
+        found.update(
+            zip(
+                table.column("node").to_pylist(), table.column("component").to_pylist(), strict=True
+            )
+        )
+    return found
+
+
+def bucket_bounds(ratios: dict[str, float]) -> list[tuple[str, int]]:
+    """Upper bucket bound (exclusive) of each split, in SPLITS order."""
+    bounds, cumulative = [], 0.0
+    for name in SPLITS:
+        cumulative += ratios[name]
+        bounds.append((name, round(cumulative * BUCKETS)))
+    bounds[-1] = (bounds[-1][0], BUCKETS)
+    return bounds
+
+
+def split_of(bucket: int, bounds: list[tuple[str, int]]) -> str:
+    """The split whose bucket range holds ``bucket``."""
+    return next(name for name, upper in bounds if bucket < upper)
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """Everything a shard needs to place its rows."""
+
+    mode: str
+    ratios: dict[str, float]
+    seed: int
+    components: dict[str, str] = field(default_factory=dict)
+    cutoffs: Cutoffs | None = None
+    asof: tuple[AsofFeature, ...] = ()
+    asof_scratch: Path | None = None
+    bridges: frozenset[str] = frozenset()
+    labels: Path | None = None  # entity -> component partitions (split_graph); else components
+
+    def place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
+        """(component, bucket, split or drop reason) for every row of ``table``; rows in
+        ``bridges`` are dropped with reason ``bridge``."""
+        component, buckets, placed = self._place(table)
+        if not self.bridges:
+            return component, buckets, placed
+        ids = table.column("doc_id").to_pylist()
+        placed = [BRIDGE if d in self.bridges else p for d, p in zip(ids, placed, strict=True)]
+        return component, buckets, placed
+
+    def _place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
+        key_column = "doc_id" if self.mode == "row" else "entity"
+        keys = table.column(key_column).to_pylist()
+        named = self.components
+        if self.labels is not None and self.mode != "row":
+            named = {**read_labels(self.labels, table.column("entity")), **self.components}
+        component = [k if self.mode == "row" else named.get(k, k) for k in keys]
+        buckets = [bucket_of(c, self.seed) for c in component]
+        bounds = bucket_bounds(self.ratios)
+        by_bucket = [split_of(b, bounds) for b in buckets]
+        if self.cutoffs is None:
+            return component, buckets, by_bucket
+        times = micros(table, "split_documents").tolist()
+        ids = table.column("doc_id").to_pylist()
+        windows = [self.cutoffs.window_of(t, d) for t, d in zip(times, ids, strict=True)]
+        if self.mode == "time":
+            return ids, buckets, windows
+        placed = [
+            w if w == EMBARGO else (b if w == b else OUTSIDE_WINDOW)
+            for w, b in zip(windows, by_bucket, strict=True)
+        ]
+        return component, buckets, placed
+
+
+def split_shard(shard: int, upstream: Path, staging: Path, plan: SplitPlan) -> dict[str, int]:
+    """Place one shard's rows and write ``<split>/part-N`` and ``dropped/part-N``.
+
+    Returns:
+        Rows per split and per drop reason.
+    """
+    table = read_shard(upstream, shard)
+    if plan.asof:
+        if plan.asof_scratch is None:
+            raise ValueError("as-of features need the scratch folder they were computed in")
+        table = asof_columns(shard, plan.asof_scratch, table, plan.asof)
+    component, buckets, placed = plan.place(table)
+    table = table.append_column("component", pa.array(component, pa.string()))
+    table = table.append_column("bucket", pa.array(buckets, pa.int32()))
+    column = pa.array(placed, pa.string())
+    for name in SPLITS:
+        write_parquet(table.filter(pc.equal(column, name)), part_path(staging / name, shard))
+    dropped_mask = pc.invert(pc.is_in(column, pa.array(list(SPLITS))))
+    dropped = table.append_column("reason", column).filter(dropped_mask)
+    write_parquet(dropped, part_path(staging / "dropped", shard))
+    return dict(Counter(placed))

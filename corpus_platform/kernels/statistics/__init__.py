@@ -1,0 +1,1 @@
+"""fitted_statistics and normalized_splits: statistics fitted on train, their recomputation."""

@@ -1,0 +1,155 @@
+"""Raw ingest: every format, the column mapping, clear errors, deterministic shards."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from corpus_platform.base.shards import read_shard
+from corpus_platform.config import parse_config
+from corpus_platform.kernels.ingest.canonical import (
+    assemble_shard,
+    canonical_schema,
+    repeated_ids,
+    spill_file,
+)
+from corpus_platform.kernels.ingest.readers import InputError, list_input_files, read_batches
+
+ROWS = [
+    {
+        "id": "a",
+        "body": "alpha text",
+        "src": "web",
+        "author": "u1",
+        "created_at": "2024-01-02T03:04:05Z",
+        "clicks": 3,
+        "label": 1,
+    },
+    {
+        "id": "b",
+        "body": "beta text",
+        "src": "wiki",
+        "author": "u2",
+        "created_at": "2024-02-02T00:00:00Z",
+        "clicks": 4.5,
+        "label": 0,
+    },
+]
+
+
+def config(**columns: str):
+    mapping = {
+        "doc_id": "id",
+        "text": "body",
+        "source": "src",
+        "entity": "author",
+        "timestamp": "created_at",
+        "label": "label",
+    }
+    mapping.update(columns)
+    return parse_config({"num_shards": 2, "input": {"columns": mapping, "features": ["clicks"]}})
+
+
+def write_all_formats(root: Path) -> None:
+    root.mkdir(parents=True)
+    (root / "a.jsonl").write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    with gzip.open(root / "b.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write(json.dumps({**ROWS[0], "id": "c"}) + "\n")
+    pq.write_table(
+        pa.Table.from_pylist([{**ROWS[1], "id": "d", "clicks": 1.0}]), root / "c.parquet"
+    )
+    (root / "d.csv").write_text(
+        "id,body,src,author,created_at,clicks,label\ne,csv text,code,u3,1700000000,2,1\n",
+        encoding="utf-8",
+    )
+
+
+def ingest(root: Path, staging: Path, cfg) -> list:
+    files = list_input_files(root)
+    for index in range(len(files)):
+        spill_file(index, files, root, cfg, staging)
+    return [
+        assemble_shard(s, staging, canonical_schema(cfg.input.features))
+        for s in range(cfg.num_shards)
+    ]
+
+
+def test_all_formats_are_mapped_onto_the_canonical_schema(tmp_path: Path) -> None:
+    write_all_formats(tmp_path / "raw")
+    cfg = config()
+    summaries = ingest(tmp_path / "raw", tmp_path / "out", cfg)
+    assert sum(s.rows for s in summaries) == 5
+    rows = {r["doc_id"]: r for s in range(2) for r in read_shard(tmp_path / "out", s).to_pylist()}
+    assert sorted(rows) == ["a", "b", "c", "d", "e"]
+    assert rows["a"]["raw_file"] == "a.jsonl" and rows["a"]["raw_row"] == 1
+    assert rows["b"]["raw_row"] == 2
+    assert rows["e"]["raw_file"] == "d.csv" and rows["e"]["source"] == "code"
+    assert rows["e"]["timestamp"].year == 2023  # epoch seconds
+    assert rows["b"]["clicks"] == 4.5 and rows["a"]["label"] == 1.0
+    assert rows["a"]["timestamp"].isoformat() == "2024-01-02T03:04:05+00:00"
+    assert rows["a"]["content_hash"] == rows["c"]["content_hash"]
+
+
+def test_shards_are_sorted_and_identical_on_rerun(tmp_path: Path) -> None:
+    write_all_formats(tmp_path / "raw")
+    ingest(tmp_path / "raw", tmp_path / "one", config())
+    ingest(tmp_path / "raw", tmp_path / "two", config())
+    for shard in range(2):
+        one = (tmp_path / "one" / f"part-{shard:05d}.parquet").read_bytes()
+        assert one == (tmp_path / "two" / f"part-{shard:05d}.parquet").read_bytes()
+        ids = read_shard(tmp_path / "one", shard).column("doc_id").to_pylist()
+        assert ids == sorted(ids)
+
+
+def test_duplicate_ids_are_reported(tmp_path: Path) -> None:
+    root = tmp_path / "raw"
+    root.mkdir()
+    (root / "a.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in [ROWS[0], ROWS[0]]), encoding="utf-8"
+    )
+    ingest(root, tmp_path / "out", config())
+    assert repeated_ids(tmp_path / "out", config().num_shards) == (2, ["a"])
+
+
+def test_missing_mapped_column_names_file_and_fix(tmp_path: Path) -> None:
+    write_all_formats(tmp_path / "raw")
+    with pytest.raises(InputError, match=r"a\.jsonl: column 'writer' \(mapped to 'entity'"):
+        ingest(tmp_path / "raw", tmp_path / "out", config(entity="writer"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("created_at", "yesterday", r"row 2: column 'created_at' is not a timestamp"),
+        ("clicks", "many", r"row 2: column 'clicks' must be numeric"),
+        ("id", None, r"row 2: column for 'doc_id' is empty"),
+    ],
+)
+def test_bad_values_name_the_row(tmp_path: Path, field: str, value: object, message: str) -> None:
+    root = tmp_path / "raw"
+    root.mkdir()
+    rows = [ROWS[0], {**ROWS[1], field: value}]
+    (root / "x.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        ingest(root, tmp_path / "out", config())
+
+
+def test_input_folder_problems(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="input folder not found"):
+        list_input_files(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no input files"):
+        list_input_files(tmp_path / "empty")
+    (tmp_path / "empty" / "notes.txt").write_text("hi", encoding="utf-8")
+    with pytest.raises(InputError, match=r"notes\.txt: unsupported input format"):
+        list_input_files(tmp_path / "empty")
+
+
+def test_broken_json_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"id": "a"}\n\n{"id": \n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"x\.jsonl: line 3: not valid JSON"):
+        list(read_batches(path))
