@@ -14,7 +14,7 @@ from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sa
 from corpus_platform.store.candidates import list_candidates, remove_candidates
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.lock import busy, current_holder, wait_until_free
-from corpus_platform.store.registry import list_snapshots
+from corpus_platform.store.registry import check_status, list_snapshots
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
 from corpus_platform.store.snapshots import ensure_snapshot_remote
@@ -105,7 +105,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
         print("no rejected candidates")
         return 0
     for record in records:
-        failed = [c for c in record["checks"] if not c["passed"]]
+        failed = [c for c in record["checks"] if check_status(c) == "failed"]
         print(
             f"{record['asset']:<24} {record['snapshot_id'][:16]:<16} run={record['run_id'][:8]} "
             f"{record['path']}  failed: {', '.join(c['check'] for c in failed)}"

@@ -7,12 +7,14 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.base.checks import CheckStatus
 from corpus_platform.base.names import STAGES
 from corpus_platform.console import LOGGER_KEY
 from corpus_platform.definitions import build_definitions
 from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
+from corpus_platform.defs.stages import STAGE_CHECKS
 
 LOG_DIR = Path(".corpus") / "logs"
 
@@ -23,8 +25,18 @@ class CheckVerdict:
 
     asset: str
     name: str
-    passed: bool
+    status: CheckStatus
     verdict: str
+
+    @property
+    def passed(self) -> bool:
+        """True for a check that examined something and passed."""
+        return self.status is CheckStatus.PASSED
+
+    @property
+    def label(self) -> str:
+        """PASS, FAIL or n/a, as the summary shows it."""
+        return {"passed": "PASS", "failed": "FAIL"}.get(self.status, "n/a")
 
 
 @dataclass
@@ -45,11 +57,12 @@ class BuildReport:
 
     @property
     def ok(self) -> bool:
-        """True when the run succeeded, every stage materialized and every check passed."""
+        """True when the run succeeded, every stage materialized and no check failed (a check
+        with nothing to check is not applicable)."""
         return (
             self.success
             and all(stage in self.materialized for stage in self.selected)
-            and all(c.passed for c in self.checks)
+            and not any(c.status is CheckStatus.FAILED for c in self.checks)
         )
 
     def render(self) -> str:
@@ -62,13 +75,11 @@ class BuildReport:
                 continue
             lines.append(f"{stage:<24} {meta.get('rows', ''):>8}  {meta['snapshot_id']}")
         lines += ["", *self._details(), "", "checks:"]
-        lines += [
-            f"  {'PASS' if c.passed else 'FAIL'} {c.asset}.{c.name}: {c.verdict}"
-            for c in self.checks
-        ]
+        lines += [f"  {c.label} {c.asset}.{c.name}: {c.verdict}" for c in self.checks]
         lines += ["", *(f"step failed: {f}" for f in self.failures)] if self.failures else [""]
         lines.append(
-            "result: " + ("every stage built, every check passed" if self.ok else "FAILED")
+            "result: "
+            + ("every stage built, every applicable check passed" if self.ok else "FAILED")
         )
         if not self.ok and self.log_file is not None:
             lines.append(f"Dagster's full log of this build: {self.log_file}")
@@ -134,9 +145,12 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
     for event in result.all_events:
         if event.is_step_materialization:
             materialization = event.step_materialization_data.materialization
-            report.materialized[materialization.asset_key.to_user_string()] = plain_metadata(
-                materialization.metadata
-            )
+            asset = materialization.asset_key.to_user_string()
+            report.materialized[asset] = meta = plain_metadata(materialization.metadata)
+            report.checks += [
+                CheckVerdict(asset, name, CheckStatus.NOT_APPLICABLE, verdict)
+                for name, verdict in (meta.get("checks_not_applicable") or {}).items()
+            ]
         elif event.is_step_success:
             report.seconds[event.step_key] = event.event_specific_data.duration_ms / 1000.0
         elif event.is_step_failure:
@@ -151,11 +165,12 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
             CheckVerdict(
                 asset=evaluation.asset_key.to_user_string(),
                 name=evaluation.check_name,
-                passed=evaluation.passed,
+                status=CheckStatus.PASSED if evaluation.passed else CheckStatus.FAILED,
                 verdict=str(meta.get("verdict", "")),
             )
         )
-    report.checks.sort(key=lambda c: (STAGES.index(c.asset), c.name))
+    order = {(s.asset, name): i for s in STAGE_CHECKS.values() for i, name in enumerate(s.names)}
+    report.checks.sort(key=lambda c: (STAGES.index(c.asset), order.get((c.asset, c.name), 0)))
     return report
 
 

@@ -19,7 +19,14 @@ from corpus_platform.kernels.sharding.card import (
     write_charts,
 )
 from corpus_platform.kernels.sharding.shards import file_md5
-from corpus_platform.store.registry import chain, find_snapshot, latest_checks, raw_snapshot
+from corpus_platform.store.registry import (
+    STATUS_LABELS,
+    chain,
+    check_status,
+    find_snapshot,
+    latest_checks,
+    raw_snapshot,
+)
 from corpus_platform.store.snapshots import current_snapshot
 
 DEFAULT_NAME = "corpus_platform training mix"
@@ -38,7 +45,7 @@ def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = No
             record.get("counts", {}),
             {
                 name: (
-                    bool(check["passed"]),
+                    _card_result(check),
                     str(check.get("card_verdict") or check.get("verdict", "")),
                 )
                 for name, check in latest_checks(
@@ -56,6 +63,17 @@ def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = No
         raw_snapshot=raw_snapshot(records),
         shards=dict(shards or {}),
     )
+
+
+def _card_result(check: dict[str, Any]) -> str:
+    """The result the card shows for a published snapshot's check. A check whose verdict
+    depends on earlier snapshots (it has a ``card_verdict``) shows ``ok`` whether it passed or
+    had nothing to compare with (a first snapshot), so that rebuilding the same data writes the
+    same card; every other check shows PASS, FAIL or n/a."""
+    status = check_status(check)
+    if check.get("card_verdict") and status != "failed":
+        return "ok"
+    return STATUS_LABELS[status]
 
 
 def load_lines(folder: str) -> list[str]:

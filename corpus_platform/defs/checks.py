@@ -1,14 +1,20 @@
 """How every blocking check is declared and run: on the stage's candidate, before it is published.
 
-A check is a function ``(corpus, candidate) -> AssetCheckResult`` registered for its stage with
-:func:`corpus_check`; ``candidate`` is the folder the stage just wrote (not yet ``data/<asset>``).
-The stage's asset declares the specs (:func:`check_specs`) so Dagster shows every check under
-the asset, and its publish step runs them all with :func:`audit`: one failing never skips
+A check is a function ``(corpus, candidate) -> CheckOutcome`` named as the check is named, with
+its description as docstring; ``candidate`` is the folder the stage just wrote (not yet
+``data/<asset>``). Each stage declares its checks once, as a :class:`StageChecks` list in its
+family's ``checks.py``: the asset's ``check_specs``, the audit before publication
+(:func:`audit`), the build summary and the tests all read that list. One failing never skips
 another, and a check that raises counts as failed with its error as the verdict.
+
+:func:`dagster_result` is the one adapter from a :class:`~corpus_platform.base.checks.
+CheckOutcome` to Dagster: passed and failed become an ``AssetCheckResult``; a check that is not
+applicable yields none, so the UI shows it as skipped (never as passed), and its verdict goes
+into the materialization's metadata (``checks_not_applicable``).
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,24 +22,139 @@ from typing import Any
 
 import dagster as dg
 
-from corpus_platform.base.names import STAGE_CHECKS
+from corpus_platform.base.checks import CheckOutcome, CheckStatus
 from corpus_platform.base.redact import redact, redact_text
 from corpus_platform.defs.resources import CorpusProject
 
-CheckFn = Callable[[CorpusProject, Path], dg.AssetCheckResult]
+CheckFn = Callable[[CorpusProject, Path], CheckOutcome]
 
 
 @dataclass(frozen=True)
-class StageCheck:
-    """One registered blocking check of a stage."""
+class StageChecks:
+    """The blocking checks of one stage, in the order they run and are shown.
+
+    Attributes:
+        asset: The stage they judge.
+        checks: The check functions; each one's name is the check's name, its docstring the
+            description shown in the UI.
+    """
+
+    asset: str
+    checks: tuple[CheckFn, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The check names, in order."""
+        return tuple(fn.__name__ for fn in self.checks)
+
+    def specs(self) -> list[dg.AssetCheckSpec]:
+        """The Dagster specs the asset declares, so the UI shows every check under it."""
+        return [
+            dg.AssetCheckSpec(fn.__name__, asset=self.asset, blocking=True, description=_doc(fn))
+            for fn in self.checks
+        ]
+
+    def named(self, name: str) -> CheckFn:
+        """The check called ``name``."""
+        return next(fn for fn in self.checks if fn.__name__ == name)
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """One check's outcome on a candidate, with the seconds it took."""
 
     asset: str
     name: str
-    fn: CheckFn
-    description: str
+    outcome: CheckOutcome
+    seconds: float
+
+    @property
+    def status(self) -> CheckStatus:
+        """Passed, failed or not applicable."""
+        return self.outcome.status
+
+    @property
+    def passed(self) -> bool:
+        """True when the check examined something and passed."""
+        return self.status is CheckStatus.PASSED
+
+    def metadata(self) -> dict[str, Any]:
+        """The outcome's metadata, redacted, with the seconds."""
+        return {**redact(self.outcome.metadata()), "seconds": self.seconds}
 
 
-_REGISTERED: dict[tuple[str, str], StageCheck] = {}
+def stage_asset(
+    checks: StageChecks,
+    *,
+    group_name: str,
+    kinds: set[str],
+    description: str,
+    deps: Sequence[str] = (),
+) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
+    """The decorator of a stage's asset: the asset ``checks.asset`` with the stage's checks.
+
+    A single-asset ``multi_asset`` whose check results are optional outputs (``can_subset``), so
+    that a check that is not applicable yields no result and shows as skipped rather than as
+    passed; a failed blocking check still stops downstream work.
+    """
+    spec = dg.AssetSpec(
+        checks.asset,
+        deps=list(deps),
+        group_name=group_name,
+        kinds=kinds,
+        description=description,
+    )
+    return dg.multi_asset(
+        name=checks.asset, specs=[spec], check_specs=checks.specs(), can_subset=True
+    )
+
+
+def dagster_result(run: CheckRun) -> dg.AssetCheckResult | None:
+    """The one adapter to Dagster: an ``AssetCheckResult`` for a passed or failed check, nothing
+    for a check that is not applicable (Dagster then shows it as skipped)."""
+    if run.status is CheckStatus.NOT_APPLICABLE:
+        return None
+    return dg.AssetCheckResult(
+        asset_key=run.asset,
+        check_name=run.name,
+        passed=run.status is CheckStatus.PASSED,
+        metadata=run.metadata(),
+    )
+
+
+def run_check(fn: CheckFn, asset: str, corpus: CorpusProject, candidate: Path) -> CheckRun:
+    """Run one check on ``candidate``; a check that raises has failed, its error the verdict."""
+    started = time.perf_counter()
+    try:
+        outcome = fn(corpus, candidate)
+    except Exception as error:
+        verdict = redact_text(f"check raised {type(error).__name__}: {error}")
+        outcome = CheckOutcome.judged(False, verdict)
+    return CheckRun(asset, fn.__name__, outcome, round(time.perf_counter() - started, 3))
+
+
+def audit(corpus: CorpusProject, stage: StageChecks, candidate: Path) -> list[CheckRun]:
+    """Every check of ``stage`` run on its candidate, in the stage's order.
+
+    Checks only read, so as many run side by side as the engine has workers: each submits its
+    shard tasks to the same workers, and one check's last tasks and its own reduction in this
+    process no longer leave workers waiting for the next check.
+    """
+    checks = stage.checks
+    side_by_side = min(len(checks), corpus.load().engine.workers)
+
+    def one(fn: CheckFn) -> CheckRun:
+        return run_check(fn, stage.asset, corpus, candidate)
+
+    if side_by_side <= 1:
+        return [one(fn) for fn in checks]
+    with ThreadPoolExecutor(side_by_side, thread_name_prefix=f"checks-{stage.asset}") as pool:
+        return list(pool.map(one, checks))
+
+
+def not_applicable(runs: Sequence[CheckRun]) -> dict[str, str]:
+    """The verdicts of the checks that had nothing to check, by name."""
+    return {r.name: r.outcome.verdict for r in runs if r.status is CheckStatus.NOT_APPLICABLE}
 
 
 def plain_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -41,76 +162,5 @@ def plain_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return {key: getattr(value, "value", value) for key, value in metadata.items()}
 
 
-def corpus_check(*, asset: str, name: str) -> Callable[[CheckFn], CheckFn]:
-    """Register a blocking check of ``asset`` (its name must be listed in ``STAGE_CHECKS``)."""
-    if name not in STAGE_CHECKS.get(asset, ()):
-        raise ValueError(f"check {name!r} of {asset!r} is not listed in names.STAGE_CHECKS")
-
-    def register(fn: CheckFn) -> CheckFn:
-        _REGISTERED[(asset, name)] = StageCheck(asset, name, fn, (fn.__doc__ or "").strip())
-        return fn
-
-    return register
-
-
-def check_on_published(fn: CheckFn, corpus: CorpusProject) -> dg.AssetCheckResult:
-    """Run a registered check on its stage's published folder (``data/<asset>``), as an audit
-    of what is already there rather than of a new candidate."""
-    check = next(c for c in _REGISTERED.values() if c.fn is fn)
-    return _run_one(check, corpus, corpus.stage_dir(check.asset))
-
-
-def registered_checks(asset: str) -> list[StageCheck]:
-    """The check functions of ``asset`` in ``STAGE_CHECKS`` order; a listed name without one is
-    an error (a check that silently did not run would read as passed)."""
-    missing = [n for n in STAGE_CHECKS[asset] if (asset, n) not in _REGISTERED]
-    if missing:
-        raise RuntimeError(f"checks {missing} of {asset!r} are listed but not registered")
-    return [_REGISTERED[(asset, name)] for name in STAGE_CHECKS[asset]]
-
-
-def check_specs(asset: str) -> list[dg.AssetCheckSpec]:
-    """The Dagster specs of every blocking check of ``asset``, as the asset declares them (its
-    checks module must be imported first, for their descriptions)."""
-    return [
-        dg.AssetCheckSpec(c.name, asset=asset, blocking=True, description=c.description)
-        for c in registered_checks(asset)
-    ]
-
-
-def _run_one(check: StageCheck, corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
-    try:
-        result = check.fn(corpus, candidate)
-    except Exception as error:
-        return dg.AssetCheckResult(
-            check_name=check.name,
-            passed=False,
-            metadata={"verdict": redact_text(f"check raised {type(error).__name__}: {error}")},
-        )
-    return dg.AssetCheckResult(
-        check_name=check.name, passed=result.passed, metadata=result.metadata
-    )
-
-
-def _audited(check: StageCheck, corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
-    started = time.perf_counter()
-    result = _run_one(check, corpus, candidate)
-    seconds = round(time.perf_counter() - started, 3)
-    metadata = {**redact(plain_metadata(dict(result.metadata))), "seconds": seconds}
-    return dg.AssetCheckResult(check_name=check.name, passed=result.passed, metadata=metadata)
-
-
-def audit(corpus: CorpusProject, asset: str, candidate: Path) -> list[dg.AssetCheckResult]:
-    """Every check of ``asset`` run on its candidate, results in ``STAGE_CHECKS`` order,
-    redacted, with the seconds each took in its metadata.
-
-    Checks only read, so as many run side by side as the engine has workers: each submits its
-    shard tasks to the same workers, and one check's last tasks and its own reduction in this
-    process no longer leave workers waiting for the next check.
-    """
-    checks = registered_checks(asset)
-    side_by_side = min(len(checks), corpus.load().engine.workers)
-    if side_by_side <= 1:
-        return [_audited(check, corpus, candidate) for check in checks]
-    with ThreadPoolExecutor(side_by_side, thread_name_prefix=f"checks-{asset}") as checking:
-        return list(checking.map(lambda check: _audited(check, corpus, candidate), checks))
+def _doc(fn: CheckFn) -> str:
+    return " ".join((fn.__doc__ or "").split())

@@ -8,9 +8,10 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.base.checks import CheckStatus
 from corpus_platform.base.redact import redact
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.checks import audit, plain_metadata
+from corpus_platform.defs.checks import CheckRun, StageChecks, audit, dagster_result, not_applicable
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.candidates import quarantine
 from corpus_platform.store.datasets import (
@@ -57,15 +58,15 @@ def upstream_assets() -> list[str]:
 def publish(
     project: CorpusProject,
     config: CorpusConfig,
-    asset: str,
+    checks: StageChecks,
     counts: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
     inputs: Mapping[str, Path] | None = None,
 ) -> StageOutput:
-    """Audit the candidate of ``asset`` (written to :func:`candidate_path`), then publish it or
-    reject it. Upstream snapshots are those of the asset's own ``deps``.
+    """Audit the candidate of the stage ``checks`` judges (written to :func:`candidate_path`),
+    then publish it or reject it. Upstream snapshots are those of the asset's own ``deps``.
 
-    Every blocking check of the stage runs on the candidate (:func:`audit`). When all pass, the
+    Every blocking check of the stage runs on the candidate (:func:`audit`). When none fails, the
     candidate becomes ``data/<asset>``, is pinned with DVC and recorded in the registry, and the
     materialization carries the check results. When any fails, ``data/``, its pointers and the
     registry's snapshots stay exactly as they were: the candidate goes to quarantine
@@ -83,7 +84,7 @@ def publish(
     (:func:`~corpus_platform.store.datasets.keep_input_pointers`), so that the next build puts
     them back when this one dies before its publication ends.
     """
-    root = project.root_path
+    root, asset = project.root_path, checks.asset
     ensure_snapshot_remote(root, config.snapshots)
     final = project.stage_dir(asset)
     upstream_ids = upstream_snapshots(project, upstream_assets())
@@ -92,15 +93,15 @@ def publish(
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
             pinned = background.submit(_pin_all, root, inputs)
-            results = audit(project, asset, candidate_path(final))
+            runs = audit(project, checks, candidate_path(final))
     except BaseException:  # the pin has ended (the pool waits for it): put its pointers back
         restore_input_pointers(root, asset)
         raise
-    passed = all(result.passed for result in results)
+    passed = not any(run.outcome.blocks for run in runs)
     if not passed or pinned.exception() is not None:
         restore_input_pointers(root, asset)
     if not passed:
-        yield from reject(project, config, asset, upstream_ids, counts, results)
+        yield from reject(project, config, asset, upstream_ids, counts, runs)
         return
     upstream_ids |= pinned.result()
     promote(final)
@@ -119,7 +120,7 @@ def publish(
     record_snapshot(
         root, {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
     )
-    _record_checks(root, asset, snapshot, results)
+    _record_checks(root, snapshot, runs)
     metadata: dict[str, Any] = {
         **provenance,
         "upstream_snapshots": dg.MetadataValue.json(upstream_ids),
@@ -129,10 +130,10 @@ def publish(
         "lineage": dg.MetadataValue.md(lineage_report(root, snapshot)),
         "replay_command": f"corpus replay {snapshot}",
         "pin_seconds": pin_seconds,
-        "check_seconds": dg.MetadataValue.json(
-            {r.check_name: _plain(r, "seconds") for r in results}
-        ),
+        "check_seconds": dg.MetadataValue.json({r.name: r.seconds for r in runs}),
+        "checks_not_applicable": dg.MetadataValue.json(not_applicable(runs)),
     }
+    results = [result for run in runs if (result := dagster_result(run)) is not None]
     yield dg.MaterializeResult(metadata=metadata, check_results=results)
 
 
@@ -147,7 +148,7 @@ def reject(
     asset: str,
     upstream_ids: Mapping[str, str],
     counts: Mapping[str, Any],
-    results: Sequence[dg.AssetCheckResult],
+    runs: Sequence[CheckRun],
 ) -> Iterator[dg.AssetCheckResult]:
     """Quarantine the candidate of ``asset``, report every verdict, then fail the step.
 
@@ -158,8 +159,13 @@ def reject(
     root = project.root_path
     run_id = dg.AssetExecutionContext.get().run_id
     verdicts = [
-        {"check": r.check_name, "passed": r.passed, "verdict": _plain(r, "verdict")}
-        for r in results
+        {
+            "check": r.name,
+            "passed": r.status is CheckStatus.PASSED,
+            "status": str(r.status),
+            "verdict": r.metadata()["verdict"],
+        }
+        for r in runs
     ]
     record = quarantine(
         root,
@@ -173,15 +179,15 @@ def reject(
             "checks": verdicts,
         },
     )
-    _record_checks(root, asset, record["snapshot_id"], results)
-    yield from results
-    failed = [v for v in verdicts if not v["passed"]]
+    _record_checks(root, record["snapshot_id"], runs)
+    yield from (result for run in runs if (result := dagster_result(run)) is not None)
+    failed = [v for v in verdicts if v["status"] == CheckStatus.FAILED]
     kept = current_snapshot(root, project.stage_dir(asset)) or "nothing (never published)"
     lines = [f"  FAIL {v['check']}: {v['verdict']}" for v in failed]
     raise dg.Failure(
         description=(
             f"{asset}: candidate {record['snapshot_id']} rejected by {len(failed)} of "
-            f"{len(results)} checks; data/{asset} still holds {kept}. The candidate is kept in "
+            f"{len(runs)} checks; data/{asset} still holds {kept}. The candidate is kept in "
             f"{record['path']} (`corpus candidates` lists it; `corpus gc` removes it).\n"
             + "\n".join(lines)
         ),
@@ -205,23 +211,17 @@ def _provenance(
     return provenance
 
 
-def _record_checks(
-    root: Path, asset: str, snapshot: str, results: Sequence[dg.AssetCheckResult]
-) -> None:
-    for result in results:
+def _record_checks(root: Path, snapshot: str, runs: Sequence[CheckRun]) -> None:
+    for run in runs:
         record = {
-            "asset": asset,
-            "check": result.check_name,
+            "asset": run.asset,
+            "check": run.name,
             "snapshot_id": snapshot,
-            "passed": result.passed,
-            "verdict": _plain(result, "verdict"),
+            "passed": run.status is CheckStatus.PASSED,
+            "status": str(run.status),
+            "verdict": redact(run.outcome.metadata())["verdict"],
         }
-        card_verdict = _plain(result, "card_verdict")
+        card_verdict = run.outcome.details.get("card_verdict")
         if card_verdict:  # a verdict that does not depend on earlier snapshots, for the card
             record["card_verdict"] = card_verdict
         append_record(root, CHECK, record)
-
-
-def _plain(result: dg.AssetCheckResult, key: str) -> Any:
-    """One of a check result's metadata values as plain Python (Dagster wraps them)."""
-    return plain_metadata(dict(result.metadata)).get(key, "")

@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.store.registry import chain, find_snapshot, latest_checks, raw_snapshot
+from corpus_platform.store.registry import (
+    STATUS_LABELS,
+    chain,
+    check_status,
+    find_snapshot,
+    latest_checks,
+    raw_snapshot,
+)
 
 COUNT_KEYS = (
     "rows",
@@ -29,7 +36,7 @@ def _checks(root: Path, entry: dict[str, Any]) -> str:
     verdicts = latest_checks(root, entry["asset"], entry["snapshot_id"])
     if not verdicts:
         return "none recorded"
-    return ", ".join(f"{'PASS' if v['passed'] else 'FAIL'} {name}" for name, v in verdicts.items())
+    return ", ".join(f"{STATUS_LABELS[check_status(v)]} {name}" for name, v in verdicts.items())
 
 
 def lineage_report(root: Path, snapshot_id: str) -> str:

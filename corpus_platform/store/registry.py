@@ -116,6 +116,15 @@ def raw_snapshot(records: list[dict[str, Any]]) -> str:
     return first["upstream_snapshots"][RAW_INPUT]
 
 
+def check_status(record: dict[str, Any]) -> str:
+    """A check record's status: ``passed``, ``failed`` or ``not applicable`` (records written
+    before the status was recorded say only whether they passed)."""
+    return str(record.get("status") or ("passed" if record["passed"] else "failed"))
+
+
+STATUS_LABELS = {"passed": "PASS", "failed": "FAIL", "not applicable": "n/a"}
+
+
 def latest_checks(root: Path, asset: str, snapshot_id: str) -> dict[str, dict[str, Any]]:
     """The newest verdict of every check evaluated against one snapshot."""
     out: dict[str, dict[str, Any]] = {}

@@ -17,7 +17,7 @@ import yaml
 
 from bench.webcorpus import CorpusSpec, Document, GroundTruth, WebCorpus, closure, write_corpus
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = 300
 SEED = 11
 GOPHER_STOP_WORDS = {"the", "be", "to", "of", "and", "that", "have", "with"}

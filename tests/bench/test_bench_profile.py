@@ -5,15 +5,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
 from cpu_profile import OTHER, categorize  # noqa: E402
 
 MAIN = 'process 1:"python -c build"'
 DVC = 'process 9:"python -m dvc [["add", "-q", "data/x"], ["push", "data/x.dvc"]]"'
-FILTER = "filter_shard (corpus_platform/kernels/filter_stage.py:125)"
-SCORES = "text_scores (corpus_platform/kernels/textstats.py:327)"
+FILTER = "filter_shard (corpus_platform/kernels/filtering/stage.py:125)"
+SCORES = "text_scores (corpus_platform/kernels/filtering/textstats.py:327)"
+PII = "corpus_platform/kernels/filtering/pii.py"
 WRITE = "write_table (pyarrow/parquet/core.py:2078)"
 
 
@@ -24,7 +25,7 @@ def test_first_matching_category_takes_the_sample(tmp_path: Path) -> None:
             [
                 f"{MAIN};run (x.py:1);{FILTER};{SCORES};wrapper (pyarrow/compute.py:272) 7",
                 f"{MAIN};run (x.py:1);{FILTER};{WRITE} 3",
-                f"{MAIN};run (x.py:1);{FILTER};scrub_all (corpus_platform/kernels/pii.py:135) 2",
+                f"{MAIN};run (x.py:1);{FILTER};scrub_all ({PII}:135) 2",
                 f"{DVC};main (dvc/cli/__init__.py:10);file_md5 (dvc_data/hashfile/hash.py:1) 5",
                 f"{MAIN};select (selectors.py:415) 1",
                 "a truncated line without a count",

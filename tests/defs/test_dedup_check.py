@@ -10,9 +10,9 @@ from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.names import SIMILAR_PAIRS
 from corpus_platform.base.shards import part_path, read_parquet, read_shard, write_parquet
 from corpus_platform.config import load_config
-from corpus_platform.defs.checks import check_on_published
 from corpus_platform.defs.dedup.checks import no_kept_near_duplicate_pair
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.stages import check_on_published
 
 
 def check(root: Path):
@@ -23,9 +23,7 @@ def test_passes_on_the_sample_and_fails_on_a_revived_duplicate(built, tmp_path: 
     source, _, _ = built
     honest = check(source)
     assert honest.passed
-    assert honest.metadata["verdict"].text.startswith(
-        "near-duplicate pairs kept as separate rows: 0"
-    )
+    assert honest.metadata()["verdict"].startswith("near-duplicate pairs kept as separate rows: 0")
 
     root = tmp_path / "copy"
     shutil.copytree(source, root)
@@ -50,4 +48,4 @@ def test_passes_on_the_sample_and_fails_on_a_revived_duplicate(built, tmp_path: 
 
     leaky = check(root)
     assert not leaky.passed
-    assert revived in leaky.metadata["offenders (up to 10)"].text
+    assert revived in leaky.metadata()["offenders (up to 10)"]

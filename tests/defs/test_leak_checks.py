@@ -16,7 +16,6 @@ import pytest
 
 from corpus_platform.base.names import SIMILAR_PAIRS
 from corpus_platform.base.shards import part_path, read_parquet, write_parquet
-from corpus_platform.defs.checks import check_on_published
 from corpus_platform.defs.mixing.checks import (
     mix_proportions_within_tolerance,
     no_benchmark_ngram_overlap,
@@ -30,6 +29,7 @@ from corpus_platform.defs.splitting.checks import (
     split_ratios_within_tolerance,
     temporal_order,
 )
+from corpus_platform.defs.stages import check_on_published
 from corpus_platform.defs.statistics.checks import (
     fitted_on_exactly_train,
     normalized_with_frozen_train_statistics,
@@ -69,7 +69,7 @@ def move_row(stage: Path, doc_id: str, to_split: str) -> None:
 
 
 def verdict(result: dg.AssetCheckResult) -> str:
-    return result.metadata["verdict"].value
+    return result.metadata()["verdict"]
 
 
 def a_similar_pair(root: Path) -> tuple[str, str]:
@@ -98,15 +98,15 @@ def test_similar_pair_across_splits_fails_both_similarity_checks(built, tmp_path
     assert not clusters.passed and "similar pairs in more than one split: 1 of" in verdict(clusters)
     neighbours = run_check(no_train_neighbour_of_held_out_rows, root)
     assert not neighbours.passed
-    assert f"{other}~{train_doc}" in neighbours.metadata["offenders"].value
-    reused = neighbours.metadata["band_keys"].value
+    assert f"{other}~{train_doc}" in neighbours.metadata()["offenders"]
+    reused = neighbours.metadata()["band_keys"]
     assert reused.startswith("band keys of deduplicated_documents ")
     assert reused.endswith("(0 rows sketched)")
     shutil.rmtree(root / ".corpus" / "cache" / "band-keys")  # a fresh clone has none
     afresh = run_check(no_train_neighbour_of_held_out_rows, root)
-    assert afresh.metadata["band_keys"].value == "every split row sketched afresh"
+    assert afresh.metadata()["band_keys"] == "every split row sketched afresh"
     for field in ("verdict", "offenders", "candidate_pairs_verified"):
-        assert afresh.metadata[field] == neighbours.metadata[field], field
+        assert afresh.metadata()[field] == neighbours.metadata()[field], field
 
 
 def test_entity_check_names_offenders(built, tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_entity_check_names_offenders(built, tmp_path: Path) -> None:
     assert not result.passed and verdict(result).startswith(
         "entities in more than one split: 1 of 300"
     )
-    assert len(result.metadata["offenders"].value) == 1
+    assert len(result.metadata()["offenders"]) == 1
 
 
 def test_statistics_must_be_fitted_on_the_current_train_split(built, tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_refitted_split_is_caught(built, tmp_path: Path) -> None:
     refit = pc.divide(pc.subtract(clicks, pc.mean(clicks)), pc.stddev(clicks))  # fitted on test
     write_parquet(table.set_column(table.schema.get_field_index("clicks"), "clicks", refit), path)
     result = run_check(normalized_with_frozen_train_statistics, root)
-    assert not result.passed and "test shard 2: clicks" in result.metadata["offenders"].value[0]
+    assert not result.passed and "test shard 2: clicks" in result.metadata()["offenders"][0]
 
 
 def test_asof_check_catches_a_future_value(built, tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_asof_check_catches_a_future_value(built, tmp_path: Path) -> None:
             table.set_column(index, "author_posts_90d", pa.array(values, pa.float64())), path
         )
     result = run_check(asof_features_causal, root)
-    assert not result.passed and result.metadata["mismatches"].value
+    assert not result.passed and result.metadata()["mismatches"]
 
 
 def test_tolerances_are_enforced(built, tmp_path: Path) -> None:
@@ -231,7 +231,7 @@ def test_great_expectations_suite_names_column_and_rows(built, tmp_path: Path) -
     set_config(root, input={"ranges": {"clicks": [0, 5]}})
     result = run_check(great_expectations_suite, root)
     assert not result.passed
-    failure = result.metadata["failures"].value[0]
+    failure = result.metadata()["failures"][0]
     assert "expect_column_values_to_be_between(clicks)" in failure
     assert re.search(r": \d+ row\(s\), e\.g\. [\w/.-]+ row \d+", failure), failure
 

@@ -15,9 +15,9 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from corpus_platform.audit import input_targets
 from corpus_platform.base.names import NORMALIZED_SPLITS, STAGES, TRAIN, TRAINING_MIX
 from corpus_platform.base.shards import part_path, read_manifest, read_parquet, write_parquet
-from corpus_platform.defs.checks import check_on_published
 from corpus_platform.defs.mixing.checks import mix_proportions_within_tolerance
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.stages import check_on_published
 from corpus_platform.runner import BuildReport
 from corpus_platform.store.registry import chain, find_snapshot
 from corpus_platform.store.snapshots import current_snapshot
@@ -177,7 +177,7 @@ def test_a_wrong_mix_fails_the_check(token_builds, tmp_path: Path) -> None:
     rewrite(root / "data" / TRAINING_MIX, lie_about_tokens)
     lied = check_on_published(mix_proportions_within_tolerance, corpus)
     assert not lied.passed
-    assert "disagrees with a recount: 0" not in lied.metadata["verdict"].value
+    assert "disagrees with a recount: 0" not in lied.metadata()["verdict"]
 
     shutil.rmtree(root)
     shutil.copytree(token_builds[1][0], root)
@@ -195,7 +195,7 @@ def test_a_wrong_mix_fails_the_check(token_builds, tmp_path: Path) -> None:
     rewrite(root / "data" / TRAINING_MIX, triple_the_largest_source)
     skewed = check_on_published(mix_proportions_within_tolerance, corpus)
     assert not skewed.passed
-    assert skewed.metadata["verdict"].value.endswith("disagrees with a recount: 0")
+    assert skewed.metadata()["verdict"].endswith("disagrees with a recount: 0")
 
 
 def test_a_missing_tokenizer_file_stops_the_mix_naming_it(token_builds, tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from corpus_platform.base.names import RAW_DOCUMENTS, SPLIT_DOCUMENTS, STAGE_CHECKS
+from corpus_platform.base.names import RAW_DOCUMENTS, SPLIT_DOCUMENTS
 from corpus_platform.cli import main as corpus
+from corpus_platform.defs.stages import STAGE_CHECKS
 from corpus_platform.store.candidates import list_candidates
 from corpus_platform.store.datasets import recover_stage_folders
 from corpus_platform.store.lineage import lineage_report
@@ -41,9 +42,10 @@ def test_a_rejected_split_leaves_data_pointers_and_snapshots_as_they_were(
 
     assert not report.ok
     split_checks = {c.name: c for c in report.checks if c.asset == SPLIT_DOCUMENTS}
-    assert set(split_checks) == set(STAGE_CHECKS[SPLIT_DOCUMENTS])  # one failing skips none
+    assert set(split_checks) == set(STAGE_CHECKS[SPLIT_DOCUMENTS].names)  # one failing skips none
     assert not split_checks["no_entity_in_two_splits"].passed
-    assert split_checks["temporal_order"].passed
+    assert split_checks["temporal_order"].label == "n/a"  # group split: no time order promised
+    assert not split_checks["temporal_order"].passed
     assert SPLIT_DOCUMENTS not in report.materialized
     assert all(stage not in report.materialized for stage in DOWNSTREAM)
     assert "rejected by" in report.failures[0] and "corpus candidates" in report.failures[0]
@@ -54,7 +56,7 @@ def test_a_rejected_split_leaves_data_pointers_and_snapshots_as_they_were(
 
     (candidate,) = list_candidates(root)
     assert candidate["asset"] == SPLIT_DOCUMENTS
-    failed = {c["check"]: c["verdict"] for c in candidate["checks"] if not c["passed"]}
+    failed = {c["check"]: c["verdict"] for c in candidate["checks"] if c["status"] == "failed"}
     assert failed["no_entity_in_two_splits"].startswith("entities in more than one split: ")
     assert candidate["snapshot_id"] not in {s["snapshot_id"] for s in list_snapshots(root)}
     recorded = {
@@ -68,7 +70,7 @@ def test_a_rejected_split_leaves_data_pointers_and_snapshots_as_they_were(
         for r in read_records(root, CHECK)
         if r["snapshot_id"] == candidate["snapshot_id"]
     }
-    assert judged == set(STAGE_CHECKS[SPLIT_DOCUMENTS])
+    assert judged == set(STAGE_CHECKS[SPLIT_DOCUMENTS].names)
     folder = root / candidate["path"]
     assert len(pd.read_parquet(folder / "train")) > 0  # readable like any stage
 

@@ -14,8 +14,8 @@ from corpus_platform.base.shards import (
     count_rows,
     write_json,
 )
-from corpus_platform.defs.checks import check_specs
-from corpus_platform.defs.dedup import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.dedup.checks import DEDUPLICATED_DOCUMENTS_CHECKS
 from corpus_platform.defs.dedup.review import histogram_markdown, largest_clusters_markdown
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
@@ -31,9 +31,8 @@ from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.snapshots import current_snapshot
 
 
-@dg.asset(
-    name=DEDUPLICATED_DOCUMENTS,
-    check_specs=check_specs(DEDUPLICATED_DOCUMENTS),
+@stage_asset(
+    DEDUPLICATED_DOCUMENTS_CHECKS,
     deps=[FILTERED_DOCUMENTS],
     group_name="dedup",
     kinds={"parquet", "dvc"},
@@ -88,7 +87,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
         ),
     }
     try:
-        yield from publish(corpus, config, DEDUPLICATED_DOCUMENTS, counts, extra)
+        yield from publish(corpus, config, DEDUPLICATED_DOCUMENTS_CHECKS, counts, extra)
     except BaseException:
         band_cache.discard_pending(corpus.root_path)
         raise

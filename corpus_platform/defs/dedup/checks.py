@@ -2,23 +2,19 @@
 
 from pathlib import Path
 
-import dagster as dg
-
+from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.names import (
-    DEDUPLICATED_DOCUMENTS,
-    NO_KEPT_NEAR_DUPLICATES,
     SIMILAR_PAIRS,
 )
 from corpus_platform.base.shards import read_parquet
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     kept_duplicate_pairs,
 )
 
 
-@corpus_check(asset=DEDUPLICATED_DOCUMENTS, name=NO_KEPT_NEAR_DUPLICATES)
-def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No verified pair at or above the dedup threshold survives as two separate rows: in drop
     mode one row of the pair is gone, in annotate mode both carry the same cluster id."""
     config = corpus.load()
@@ -27,7 +23,7 @@ def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> dg.As
     total, offenders = kept_duplicate_pairs(
         pairs, folder, config.num_shards, config.dedup.threshold, config.dedup.mode
     )
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=not offenders,
         metadata={
             "verdict": f"near-duplicate pairs kept as separate rows: {len(offenders)} of {total}",
@@ -35,3 +31,10 @@ def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> dg.As
             "offenders (up to 10)": ", ".join(offenders[:10]) or "none",
         },
     )
+
+
+# The blocking checks of deduplicated_documents, in the order they run and are shown.
+DEDUPLICATED_DOCUMENTS_CHECKS = StageChecks(
+    "deduplicated_documents",
+    (no_kept_near_duplicate_pair,),
+)

@@ -8,8 +8,8 @@ import dagster as dg
 from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS
 from corpus_platform.base.shards import MANIFEST, write_json
 from corpus_platform.config import CorpusConfig, FilterConfig
-from corpus_platform.defs.checks import check_specs
-from corpus_platform.defs.filtering import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.filtering.checks import FILTERED_DOCUMENTS_CHECKS
 from corpus_platform.defs.filtering.review import (
     funnel_chart,
     funnel_markdown,
@@ -31,9 +31,8 @@ def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfi
     )
 
 
-@dg.asset(
-    name=FILTERED_DOCUMENTS,
-    check_specs=check_specs(FILTERED_DOCUMENTS),
+@stage_asset(
+    FILTERED_DOCUMENTS_CHECKS,
     deps=[RAW_DOCUMENTS],
     group_name="filtering",
     kinds={"parquet", "dvc"},
@@ -73,4 +72,4 @@ def filtered_documents(corpus: CorpusProject) -> StageOutput:
         "funnel_chart": dg.MetadataValue.md(funnel_chart(counts["rows_in"], removed)),
         "samples": dg.MetadataValue.md(samples_markdown(merged_samples(summaries))),
     }
-    yield from publish(corpus, config, FILTERED_DOCUMENTS, counts, extra)
+    yield from publish(corpus, config, FILTERED_DOCUMENTS_CHECKS, counts, extra)

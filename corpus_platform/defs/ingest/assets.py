@@ -7,8 +7,8 @@ import dagster as dg
 
 from corpus_platform.base.names import RAW_DOCUMENTS
 from corpus_platform.base.shards import MANIFEST, write_json
-from corpus_platform.defs.checks import check_specs
-from corpus_platform.defs.ingest import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.ingest.checks import RAW_DOCUMENTS_CHECKS
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest.canonical import (
@@ -22,9 +22,8 @@ from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import RAW_INPUT
 
 
-@dg.asset(
-    name=RAW_DOCUMENTS,
-    check_specs=check_specs(RAW_DOCUMENTS),
+@stage_asset(
+    RAW_DOCUMENTS_CHECKS,
     group_name="ingest",
     kinds={"parquet", "dvc"},
     description="Raw jsonl / jsonl.gz / parquet / csv files mapped to the canonical schema, "
@@ -53,4 +52,4 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> S
             f"{counts['replaced_chars']} undecodable bytes replaced with U+FFFD "
             f"(input.decode_errors: replace): {counts['replaced_chars_per_file']}"
         )
-    yield from publish(corpus, config, RAW_DOCUMENTS, counts, inputs={RAW_INPUT: root})
+    yield from publish(corpus, config, RAW_DOCUMENTS_CHECKS, counts, inputs={RAW_INPUT: root})

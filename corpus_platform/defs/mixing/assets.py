@@ -3,16 +3,15 @@
 from collections import Counter
 from functools import partial
 
-import dagster as dg
-
 from corpus_platform.base.names import (
     NORMALIZED_SPLITS,
     TRAIN,
     TRAINING_MIX,
 )
 from corpus_platform.base.shards import MANIFEST, write_json
-from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.mixing.checks import (  # also registers the checks
+    TRAINING_MIX_CHECKS,
     eval_ngrams,
     plan_of,
     token_counter,
@@ -26,9 +25,8 @@ from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import TOKENIZER_INPUT, eval_input
 
 
-@dg.asset(
-    name=TRAINING_MIX,
-    check_specs=check_specs(TRAINING_MIX),
+@stage_asset(
+    TRAINING_MIX_CHECKS,
     deps=[NORMALIZED_SPLITS],
     group_name="mix",
     kinds={"parquet", "dvc"},
@@ -99,4 +97,4 @@ def training_mix(corpus: CorpusProject) -> StageOutput:
     if (tokenizer := tokenizer_file(corpus, config)) is not None:
         inputs[TOKENIZER_INPUT] = tokenizer
     extra = mix_metadata(plan, drawn_tokens if tokens else drawn)
-    yield from publish(corpus, config, TRAINING_MIX, counts, extra, inputs=inputs)
+    yield from publish(corpus, config, TRAINING_MIX_CHECKS, counts, extra, inputs=inputs)

@@ -4,17 +4,13 @@ from collections import Counter
 from functools import partial
 from pathlib import Path
 
-import dagster as dg
-
+from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.names import (
-    MIX_PROPORTIONS,
-    NO_BENCHMARK_OVERLAP,
     NORMALIZED_SPLITS,
     TRAIN,
-    TRAINING_MIX,
 )
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, overlap_report
 from corpus_platform.kernels.mixing.mix import drawn_units, source_units
@@ -75,8 +71,7 @@ def plan_of(config: CorpusConfig, available: dict[str, int]) -> MixPlan:
     )
 
 
-@corpus_check(asset=TRAINING_MIX, name=MIX_PROPORTIONS)
-def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Each source's share of the mix, in ``mix.unit``, is within ``mix.tolerance`` of its
     target (the configured proportion, else its share by ``mix.temperature``, after
     ``mix.max_epochs`` caps). In tokens, every draw weighs its row's tokens as this check recounts
@@ -112,7 +107,7 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
     )
     if counter is not None:
         verdict += f"; rows whose tokens column disagrees with a recount: {wrong}"
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=total > 0 and worst <= config.mix.tolerance and wrong == 0,
         metadata={
             "verdict": verdict,
@@ -124,14 +119,13 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
     )
 
 
-@corpus_check(asset=TRAINING_MIX, name=NO_BENCHMARK_OVERLAP)
-def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No training row shares a word n-gram with any configured evaluation set."""
     config = corpus.load()
     settings = config.decontamination
     if not settings.eval_sets:
-        return dg.AssetCheckResult(
-            passed=True, metadata={"verdict": "no evaluation sets configured"}
+        return CheckOutcome.not_applicable(
+            "no evaluation sets configured (decontamination.eval_sets)"
         )
     report = overlap_report(
         candidate,
@@ -140,7 +134,7 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> dg.Ass
         settings.ngram,
         corpus.engine(config),
     )
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=not report.contaminated,
         metadata={
             "verdict": f"training rows sharing a {settings.ngram}-gram with an evaluation set: "
@@ -149,3 +143,13 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> dg.Ass
             "offenders": list(report.examples),
         },
     )
+
+
+# The blocking checks of training_mix, in the order they run and are shown.
+TRAINING_MIX_CHECKS = StageChecks(
+    "training_mix",
+    (
+        mix_proportions_within_tolerance,
+        no_benchmark_ngram_overlap,
+    ),
+)

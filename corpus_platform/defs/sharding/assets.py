@@ -5,17 +5,16 @@ import dagster as dg
 from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_MIX, TRAINING_SHARDS
 from corpus_platform.base.shards import write_json
 from corpus_platform.defs.card import card_entries, write_dataset_card
-from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.defs.sharding import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.defs.sharding.checks import TRAINING_SHARDS_CHECKS
 from corpus_platform.kernels.sharding.shards import build_shards
 from corpus_platform.store.datasets import candidate_folder
 
 
-@dg.asset(
-    name=TRAINING_SHARDS,
-    check_specs=check_specs(TRAINING_SHARDS),
+@stage_asset(
+    TRAINING_SHARDS_CHECKS,
     deps=[TRAINING_MIX],
     group_name="mix",
     kinds={"webdataset", "parquet", "dvc"},
@@ -65,4 +64,4 @@ def training_shards(corpus: CorpusProject) -> StageOutput:
         "shards_table": dg.MetadataValue.md(table),
         "dataset_card": dg.MetadataValue.md(card),
     }
-    yield from publish(corpus, config, TRAINING_SHARDS, counts, extra)
+    yield from publish(corpus, config, TRAINING_SHARDS_CHECKS, counts, extra)

@@ -3,17 +3,13 @@
 from functools import partial
 from pathlib import Path
 
-import dagster as dg
-
+from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.names import (
-    EVERY_DRAW_SHARDED_ONCE,
     SHARDS_MANIFEST,
-    SHARDS_MATCH_MANIFEST,
     TRAINING_MIX,
-    TRAINING_SHARDS,
 )
 from corpus_platform.base.shards import read_json
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.engine import batch_count, batch_size
 from corpus_platform.kernels.sharding.audit import (
@@ -27,8 +23,7 @@ from corpus_platform.kernels.sharding.audit import (
 from corpus_platform.kernels.sharding.draw_audit import draw_reports
 
 
-@corpus_check(asset=TRAINING_SHARDS, name=SHARDS_MATCH_MANIFEST)
-def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Every file manifest.json lists exists with its bytes, md5, sample and token counts, and
     so does each file of the dataset card; no file is unlisted; the totals add up; each shard's
     tar and Parquet file hold the same samples (key, doc_id, draw, text) in the same order."""
@@ -45,7 +40,7 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetChe
     problems += card_problems(candidate, document)
     unlisted = unlisted_files(candidate, document)
     problems += [f"{name}: not listed in {SHARDS_MANIFEST}" for name in unlisted]
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=not problems,
         metadata={
             "verdict": f"differences between the shards and {SHARDS_MANIFEST}: {len(problems)} "
@@ -55,8 +50,7 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> dg.AssetChe
     )
 
 
-@corpus_check(asset=TRAINING_SHARDS, name=EVERY_DRAW_SHARDED_ONCE)
-def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Recounted from every tar and every Parquet file in the folder (not from the manifest)
     and from the training_mix folder: each row's draws occur exactly once each, ``times_drawn``
     samples per doc_id, in both formats, and no key occurs twice. Partitioned by doc id on the
@@ -64,10 +58,10 @@ def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> dg.AssetC
     config = corpus.load()
     files = sorted([*candidate.glob("*.tar"), *candidate.glob("*.parquet")])
     mix, engine = corpus.stage_dir(TRAINING_MIX), corpus.engine(config)
-    with corpus.scratch(EVERY_DRAW_SHARDED_ONCE) as work:
+    with corpus.scratch("every_draw_sharded_once") as work:
         reports = draw_reports(files, mix, config.num_shards, work, engine, config.engine.memory_mb)
     failed = [r for r in reports if r.wrong or r.duplicate_keys or r.samples != r.draws]
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=not failed,
         metadata={
             "verdict": "; ".join(
@@ -78,3 +72,13 @@ def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> dg.AssetC
             "offenders": [e for r in reports for e in r.examples][:10],
         },
     )
+
+
+# The blocking checks of training_shards, in the order they run and are shown.
+TRAINING_SHARDS_CHECKS = StageChecks(
+    "training_shards",
+    (
+        shards_match_manifest,
+        every_draw_sharded_once,
+    ),
+)

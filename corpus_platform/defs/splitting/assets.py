@@ -21,10 +21,10 @@ from corpus_platform.base.shards import (
     write_parquet,
 )
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.defs.splitting import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.splitting.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
@@ -175,9 +175,8 @@ def record_epoch_moves(published: Path, staging: Path, config: CorpusConfig) -> 
     }
 
 
-@dg.asset(
-    name=SPLIT_DOCUMENTS,
-    check_specs=check_specs(SPLIT_DOCUMENTS),
+@stage_asset(
+    SPLIT_DOCUMENTS_CHECKS,
     deps=[DEDUPLICATED_DOCUMENTS],
     group_name="split",
     kinds={"parquet", "dvc"},
@@ -195,7 +194,7 @@ def split_documents(corpus: CorpusProject) -> StageOutput:
         "linked_components": linked.linked if linked else 0,
         **(component_metadata(linked) if linked else {}),
     }
-    yield from publish(corpus, config, SPLIT_DOCUMENTS, counts, extra)
+    yield from publish(corpus, config, SPLIT_DOCUMENTS_CHECKS, counts, extra)
 
 
 def place_rows(

@@ -2,22 +2,14 @@
 
 from pathlib import Path
 
-import dagster as dg
-
+from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.hashing import unit_interval
 from corpus_platform.base.names import (
-    ASOF_CAUSALITY,
     DEDUPLICATED_DOCUMENTS,
     EPOCH_MOVES,
-    NO_CLUSTER_IN_TWO_SPLITS,
-    NO_ENTITY_IN_TWO_SPLITS,
-    NO_NEAR_DUPLICATE_ACROSS_SPLITS,
     SIMILAR_PAIRS,
     SPLIT_DOCUMENTS,
-    SPLIT_RATIOS,
-    SPLIT_STABILITY,
     SPLITS,
-    TEMPORAL_ORDER,
 )
 from corpus_platform.base.shards import (
     MANIFEST,
@@ -25,7 +17,7 @@ from corpus_platform.base.shards import (
     read_manifest,
     read_parquet,
 )
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.splitting import asof
@@ -52,8 +44,7 @@ STABILITY_CARD_VERDICT = (
 )
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_STABILITY)
-def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Against the published snapshot of the same ``split.epoch``: every move of a row between
     splits is reported, and a validation or test row that moved into train fails the check. A
     higher epoch may move rows (listed in ``epoch_moves/``); a lower one fails."""
@@ -61,9 +52,7 @@ def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> 
     previous = corpus.stage_dir(SPLIT_DOCUMENTS)
     card = {"card_verdict": STABILITY_CARD_VERDICT}  # the same whatever came before
     if not (previous / MANIFEST).is_file():
-        return dg.AssetCheckResult(
-            passed=True, metadata={"verdict": "first snapshot: nothing to compare", **card}
-        )
+        return CheckOutcome.not_applicable("first snapshot: nothing to compare", card)
     published = read_manifest(previous)
     epoch, previous_epoch = config.split.epoch, published.get("epoch", 0)
     report = split_moves(
@@ -72,38 +61,36 @@ def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> 
     examples = {"moved_into_train": list(report.examples), **card}
     if epoch < previous_epoch:
         verdict = f"split.epoch went back from {previous_epoch} to {epoch}: epochs only increase"
-        return dg.AssetCheckResult(passed=False, metadata={"verdict": verdict, **examples})
+        return CheckOutcome.from_metadata(passed=False, metadata={"verdict": verdict, **examples})
     if epoch > previous_epoch:
         verdict = (
             f"new split epoch {epoch} (published: {previous_epoch}): {report.describe()}; "
             f"allowed by the epoch change and listed in {EPOCH_MOVES}"
         )
-        return dg.AssetCheckResult(passed=True, metadata={"verdict": verdict, **examples})
-    return dg.AssetCheckResult(
+        return CheckOutcome.from_metadata(passed=True, metadata={"verdict": verdict, **examples})
+    return CheckOutcome.from_metadata(
         passed=report.passed, metadata={"verdict": report.describe(), **examples}
     )
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=NO_ENTITY_IN_TWO_SPLITS)
-def no_entity_in_two_splits(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def no_entity_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No entity (user, document, site) has rows in more than one split."""
     config = corpus.load()
     report = crossing_keys(candidate, config.num_shards, "entity", "entities")
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=report.passed,
         metadata={"verdict": report.describe(), "offenders": list(report.examples)},
     )
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=NO_CLUSTER_IN_TWO_SPLITS)
-def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No duplicate cluster, and no similar pair above the split threshold, spans two splits."""
     config = corpus.load()
     root = candidate
     clusters = crossing_keys(root, config.num_shards, "cluster_id", "duplicate clusters")
     pairs = read_parquet(corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / SIMILAR_PAIRS)
     similar = crossing_pairs(root, config.num_shards, pairs)
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=clusters.passed and similar.passed,
         metadata={
             "verdict": f"{clusters.describe()}; {similar.describe()}",
@@ -113,10 +100,7 @@ def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> dg.Asset
     )
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=NO_NEAR_DUPLICATE_ACROSS_SPLITS)
-def no_train_neighbour_of_held_out_rows(
-    corpus: CorpusProject, candidate: Path
-) -> dg.AssetCheckResult:
+def no_train_neighbour_of_held_out_rows(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No validation or test row has a train row at or above the split's similarity threshold:
     rows sharing a band key across train and a held-out split are candidates, each confirmed
     by exact Jaccard. The band keys are those the dedup stage grouped for the published
@@ -129,7 +113,7 @@ def no_train_neighbour_of_held_out_rows(
     dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
     kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
     groups = reusable_groups(kept / "bands", params, config.num_shards) if kept else None
-    with corpus.scratch(NO_NEAR_DUPLICATE_ACROSS_SPLITS) as scratch:
+    with corpus.scratch("no_train_neighbour_of_held_out_rows") as scratch:
         if kept is not None and groups is not None:
             report, fresh = held_out_neighbours_from_bands(
                 candidate, config.num_shards, params, held_out, kept, groups, scratch, engine
@@ -140,7 +124,7 @@ def no_train_neighbour_of_held_out_rows(
                 candidate, config.num_shards, params, held_out, scratch, engine
             )
             source = "every split row sketched afresh"
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=report.hits == 0,
         metadata={
             "verdict": f"held-out rows with a train neighbour at Jaccard >= "
@@ -152,8 +136,7 @@ def no_train_neighbour_of_held_out_rows(
     )
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=SPLIT_RATIOS)
-def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
     In the group modes a failure names the largest component when it is the cause."""
@@ -171,18 +154,16 @@ def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> dg.
         metadata["largest_component"] = (
             f"{largest.name}: {largest.rows} rows ({largest.share:.1%}) in {largest.split}"
         )
-    return dg.AssetCheckResult(passed=report.passed, metadata=metadata)
+    return CheckOutcome.from_metadata(passed=report.passed, metadata=metadata)
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=TEMPORAL_ORDER)
-def temporal_order(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def temporal_order(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Time modes: the last train row (plus the gap) precedes the first validation and test row,
     and validation precedes test, ordered by (timestamp, doc_id)."""
     config = corpus.load()
     if not config.split.uses_time:
-        return dg.AssetCheckResult(
-            passed=True,
-            metadata={"verdict": f"split.mode {config.split.mode}: no time order promised"},
+        return CheckOutcome.not_applicable(
+            f"split.mode {config.split.mode}: no time order promised (time modes only)"
         )
     gap = round(config.split.gap_days * MICROS_PER_DAY)
     report = check_order(candidate, config.num_shards, gap)
@@ -190,18 +171,17 @@ def temporal_order(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResul
     verdict = (
         "time never runs backwards across splits" if report.passed else "; ".join(report.violations)
     )
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=report.passed, metadata={"verdict": verdict, "first_last_keys": bounds}
     )
 
 
-@corpus_check(asset=SPLIT_DOCUMENTS, name=ASOF_CAUSALITY)
-def asof_features_causal(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def asof_features_causal(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """A deterministic sample of as-of features equals a brute-force recomputation from the
     entity's strictly earlier rows."""
     config = corpus.load()
     if not config.asof_features:
-        return dg.AssetCheckResult(passed=True, metadata={"verdict": "no as-of features declared"})
+        return CheckOutcome.not_applicable("no as-of features declared (asof_features)")
     root = candidate
     checked, mismatches = asof.sample_check(
         [root / name for name in SPLITS],
@@ -210,7 +190,7 @@ def asof_features_causal(corpus: CorpusProject, candidate: Path) -> dg.AssetChec
         config.asof_features,
         lambda doc_id: unit_interval(doc_id, config.seed, "asof-check") < ASOF_SAMPLE_RATE,
     )
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=checked > 0 and not mismatches,
         metadata={
             "verdict": f"as-of values differing from brute force: {len(mismatches)} of "
@@ -218,3 +198,18 @@ def asof_features_causal(corpus: CorpusProject, candidate: Path) -> dg.AssetChec
             "mismatches": mismatches,
         },
     )
+
+
+# The blocking checks of split_documents, in the order they run and are shown.
+SPLIT_DOCUMENTS_CHECKS = StageChecks(
+    "split_documents",
+    (
+        no_held_out_row_moved_into_train,
+        no_entity_in_two_splits,
+        no_cluster_in_two_splits,
+        no_train_neighbour_of_held_out_rows,
+        split_ratios_within_tolerance,
+        temporal_order,
+        asof_features_causal,
+    ),
+)

@@ -2,7 +2,6 @@
 
 from functools import partial
 
-import dagster as dg
 import numpy as np
 
 from corpus_platform.base.hashing import stable_hex
@@ -15,10 +14,13 @@ from corpus_platform.base.names import (
     TRAIN,
 )
 from corpus_platform.base.shards import MANIFEST, read_json, write_json
-from corpus_platform.defs.checks import check_specs
+from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.defs.statistics import checks  # noqa: F401 (registers the checks before the specs)
+from corpus_platform.defs.statistics.checks import (
+    FITTED_STATISTICS_CHECKS,
+    NORMALIZED_SPLITS_CHECKS,
+)
 from corpus_platform.kernels.statistics.fit import (
     histogram_edges,
     merge_partials,
@@ -31,9 +33,8 @@ from corpus_platform.kernels.statistics.topk import top_counts
 from corpus_platform.store.datasets import candidate_folder
 
 
-@dg.asset(
-    name=FITTED_STATISTICS,
-    check_specs=check_specs(FITTED_STATISTICS),
+@stage_asset(
+    FITTED_STATISTICS_CHECKS,
     deps=[SPLIT_DOCUMENTS],
     group_name="statistics",
     kinds={"json", "dvc"},
@@ -90,12 +91,11 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
         name: {k: v for k, v in stats.items() if k != "histogram"}
         for name, stats in document["features"].items()
     }
-    yield from publish(corpus, config, FITTED_STATISTICS, counts, {"statistics": summary})
+    yield from publish(corpus, config, FITTED_STATISTICS_CHECKS, counts, {"statistics": summary})
 
 
-@dg.asset(
-    name=NORMALIZED_SPLITS,
-    check_specs=check_specs(NORMALIZED_SPLITS),
+@stage_asset(
+    NORMALIZED_SPLITS_CHECKS,
     deps=[FITTED_STATISTICS, SPLIT_DOCUMENTS],
     group_name="statistics",
     kinds={"parquet", "dvc"},
@@ -118,4 +118,4 @@ def normalized_splits(corpus: CorpusProject) -> StageOutput:
             rows[name] = sum(corpus.engine(config).map_shards(task, range(config.num_shards)))
         counts = {"rows": sum(rows.values()), "split_sizes": rows, "statistics_digest": applied}
         write_json(counts, staging / MANIFEST)
-    yield from publish(corpus, config, NORMALIZED_SPLITS, counts)
+    yield from publish(corpus, config, NORMALIZED_SPLITS_CHECKS, counts)

@@ -2,19 +2,15 @@
 
 from pathlib import Path
 
-import dagster as dg
-
+from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.names import (
-    FITTED_ON_TRAIN,
     FITTED_STATISTICS,
-    NORMALIZED_SPLITS,
-    NORMALIZED_WITH_FROZEN_STATISTICS,
     SPLIT_DOCUMENTS,
     STATISTICS_FILE,
     TRAIN,
 )
 from corpus_platform.base.shards import read_json
-from corpus_platform.defs.checks import corpus_check
+from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.statistics.fit import (
     frozen_scaling_errors,
@@ -24,8 +20,7 @@ from corpus_platform.kernels.statistics.fit import (
 from corpus_platform.kernels.statistics.recompute import fit_mismatches, recompute_train_statistics
 
 
-@corpus_check(asset=FITTED_STATISTICS, name=FITTED_ON_TRAIN)
-def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> dg.AssetCheckResult:
+def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """The fit's fingerprint equals the current train split's, and an independent streaming
     recomputation (exact sums, two passes) gives the same statistics."""
     config = corpus.load()
@@ -34,7 +29,7 @@ def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> dg.AssetC
     current = split_fingerprint([shard_partial(s, train, ()) for s in range(config.num_shards)])
     features = fitted["features"]
     edges = {name: features[name]["histogram"]["edges"] for name in config.feature_columns}
-    with corpus.scratch(FITTED_ON_TRAIN) as scratch:
+    with corpus.scratch("fitted_on_exactly_train") as scratch:
         audit = recompute_train_statistics(
             train,
             config.num_shards,
@@ -48,7 +43,7 @@ def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> dg.AssetC
     same_rows = (
         fitted["fitted_on"]["fingerprint"] == current and fitted["fitted_on"]["split"] == TRAIN
     )
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=same_rows and not mismatches,
         metadata={
             "verdict": f"fitted on {fitted['fitted_on']['rows']} rows of "
@@ -62,17 +57,14 @@ def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> dg.AssetC
     )
 
 
-@corpus_check(asset=NORMALIZED_SPLITS, name=NORMALIZED_WITH_FROZEN_STATISTICS)
-def normalized_with_frozen_train_statistics(
-    corpus: CorpusProject, candidate: Path
-) -> dg.AssetCheckResult:
+def normalized_with_frozen_train_statistics(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Every split's normalized features equal (x - train mean) / train std: no split refits."""
     config = corpus.load()
     features = read_json(corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE)["features"]
     checked, bad = frozen_scaling_errors(
         corpus.stage_dir(SPLIT_DOCUMENTS), candidate, features, config.num_shards
     )
-    return dg.AssetCheckResult(
+    return CheckOutcome.from_metadata(
         passed=not bad,
         metadata={
             "verdict": f"shards not normalized with the frozen train statistics: {len(bad)}",
@@ -80,3 +72,17 @@ def normalized_with_frozen_train_statistics(
             "offenders": bad[:10],
         },
     )
+
+
+# The blocking checks of fitted_statistics, in the order they run and are shown.
+FITTED_STATISTICS_CHECKS = StageChecks(
+    "fitted_statistics",
+    (fitted_on_exactly_train,),
+)
+
+
+# The blocking checks of normalized_splits, in the order they run and are shown.
+NORMALIZED_SPLITS_CHECKS = StageChecks(
+    "normalized_splits",
+    (normalized_with_frozen_train_statistics,),
+)

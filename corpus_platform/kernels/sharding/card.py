@@ -50,7 +50,7 @@ class StageFacts:
     asset: str
     snapshot_id: str
     counts: dict[str, Any]
-    checks: dict[str, tuple[bool, str]]  # check -> (passed, verdict)
+    checks: dict[str, tuple[str, str]]  # check -> (result, verdict)
 
 
 @dataclass(frozen=True)
@@ -185,11 +185,11 @@ def verdicts(facts: CardFacts) -> list[str]:
         [
             stage.asset,
             name,
-            "PASS" if passed else "FAIL",
+            result,
             verdict,
         ]
         for stage in facts.stages
-        for name, (passed, verdict) in sorted(stage.checks.items())
+        for name, (result, verdict) in sorted(stage.checks.items())
     ]
     return _table(["stage", "check", "result", "verdict"], rows)
 
