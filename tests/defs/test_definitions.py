@@ -40,9 +40,9 @@ def test_every_check_is_blocking() -> None:
     assert set(specs) == EXPECTED_CHECKS and len(specs) == 17
     assert all(spec.blocking for spec in specs.values())
     for stage in STAGE_CHECKS.values():  # each asset's checks in the declared order
-        declared = [spec.name for spec in graph.get(dg.AssetKey(stage.asset)).check_specs]
-        assert declared == list(stage.names)
-        assert all(spec.description for spec in graph.get(dg.AssetKey(stage.asset)).check_specs)
+        specs_of_asset = list(defs.resolve_assets_def(stage.asset).check_specs)
+        assert [spec.name for spec in specs_of_asset] == list(stage.names)
+        assert all(spec.description for spec in specs_of_asset)
 
 
 def test_job_and_nightly_schedule() -> None:
