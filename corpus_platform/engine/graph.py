@@ -19,7 +19,6 @@ number of partitions, workers or rounds. No process holds more than one partitio
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
@@ -177,14 +176,6 @@ def write_edge_arrays(
     return len(table)
 
 
-def write_edges(edges: Iterable[tuple[str, str]], work: Path, partitions: int) -> int:
-    """The graph's edges (self-links dropped) as the first step's input; return their number."""
-    pairs = list(edges)
-    first = pa.array([a for a, _ in pairs], pa.string())
-    second = pa.array([b for _, b in pairs], pa.string())
-    return write_edge_arrays(first, second, work, 0, partitions)
-
-
 def connected_components(
     work: Path,
     out: Path,
@@ -192,7 +183,7 @@ def connected_components(
     out_shards: int,
     engine: Engine | None = None,
 ) -> int:
-    """Label every node of the graph that :func:`write_edges` put under ``work`` with its
+    """Label every node of the graph that :func:`write_edge_arrays` put under ``work`` with its
     component's smallest node: ``out/part-<shard>.parquet`` (``node``, ``component``), a node's
     shard being ``stable_hash(node) mod out_shards``, sorted by node. Return the rounds run."""
     engine = engine or LocalEngine()

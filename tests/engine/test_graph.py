@@ -4,13 +4,21 @@ import itertools
 import random
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from corpus_platform.base.hashing import shard_of
 from corpus_platform.engine import LocalEngine
-from corpus_platform.engine.graph import connected_components, write_edges
+from corpus_platform.engine.graph import connected_components, write_edge_arrays
 from corpus_platform.kernels.splitting.unionfind import UnionFind
+
+
+def write_edges(edges: list[tuple[str, str]], work: Path, partitions: int) -> int:
+    """The graph's edges (self-links dropped) as the first step's input; return their number."""
+    first = pa.array([a for a, _ in edges], pa.string())
+    second = pa.array([b for _, b in edges], pa.string())
+    return write_edge_arrays(first, second, work, 0, partitions)
 
 
 def expected(edges: list[tuple[str, str]]) -> dict[str, str]:

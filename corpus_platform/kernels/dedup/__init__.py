@@ -8,7 +8,7 @@ the corpus beyond the grouping of band keys:
    shingle hashes, a MinHash signature (datasketch's permutations, computed a batch at a time
    by :mod:`corpus_platform.kernels.dedup.minhash`) and one LSH key per band, bands written in
    ``BAND_GROUPS`` separate groups.
-2. :func:`candidate_pairs`: band keys grouped across shards, one band group per engine task;
+2. :func:`group_candidates`: band keys grouped across shards, one band group per engine task;
    rows sharing a key are candidate pairs, written with their rows' shards, one file per group.
 3. :func:`score_candidates`: each shard's candidate rows' sketches copied out once, the shards
    cut into contiguous ranges whose candidate rows fit a quarter of ``engine.memory_mb``, the
@@ -18,16 +18,17 @@ the corpus beyond the grouping of band keys:
 4. :func:`link_clusters`: connected components (:mod:`corpus_platform.engine.graph`, on the
    engine, partitioned through disk) of exact-duplicate keys and pairs at or above the dedup
    threshold, every edge written by an engine task. A cluster is named by its smallest doc_id.
-5. :func:`choose_representatives`: the member kept per cluster: the highest ``quality_score``
-   from the filter stage, ties by smallest doc_id (``dedup.keep: quality``, the default), or
-   simply the smallest doc_id (``dedup.keep: smallest_id``).
-6. :func:`membership_table` and :func:`write_dedup_shard`: the membership side table (cluster,
-   member, representative, kept, quality, estimated similarity to the representative), then per
-   shard the kept rows (every row in annotate mode) stamped with their cluster id.
+5. Representatives: the member kept per cluster: the highest ``quality_score`` from the filter
+   stage, ties by smallest doc_id (``dedup.keep: quality``, the default), or simply the smallest
+   doc_id (``dedup.keep: smallest_id``).
+6. The membership side table (cluster, member, representative, kept, quality, estimated
+   similarity to the representative), then with :func:`write_dedup_shard` per shard the kept
+   rows (every row in annotate mode) stamped with their cluster id.
 
-The stage runs steps 5 and 6 on the engine (:func:`cluster_to_disk`,
-:mod:`corpus_platform.kernels.dedup.membership`), partitioned by cluster id through disk; the
-in-memory :func:`cluster_documents` gives the same decisions as Python objects.
+The stage runs steps 2 to 6 with :func:`cluster_to_disk`; steps 5 and 6 run on the engine
+(:mod:`corpus_platform.kernels.dedup.membership`), partitioned by cluster id through disk, so no
+process holds a decision per row. ``tests/kernels/dedup/reference_clustering.py`` takes the
+same decisions in one process, as the tests' reference.
 
 The LSH layout makes a pair at the split's similarity threshold (itself below the dedup
 threshold) a candidate with probability ``LSH_RECALL`` (99.99%), so the same pass yields the
@@ -36,31 +37,19 @@ sorted by doc id: identical for any number of workers and any number of logical 
 """
 
 from corpus_platform.kernels.dedup.audit import (
-    cluster_sizes,
     kept_duplicate_pairs,
 )
 from corpus_platform.kernels.dedup.candidates import (
     Collisions,
-    candidate_pairs,
     colliding_rows,
     doc_ids_at,
-    exact_duplicate_groups,
     group_band_keys,
     group_candidates,
-    read_candidates,
 )
 from corpus_platform.kernels.dedup.clusters import (
-    DedupResult,
     DiskClusters,
-    MemberInfo,
-    build_clusters,
-    choose_representatives,
-    cluster_documents,
     cluster_to_disk,
     link_clusters,
-    member_info,
-    membership_table,
-    similarity_to_representative,
     write_dedup_shard,
 )
 from corpus_platform.kernels.dedup.params import (
@@ -82,18 +71,12 @@ from corpus_platform.kernels.dedup.signatures import (
     exact_keys,
     normalized_texts,
     signature_shard,
-    signatures,
     sketch,
 )
 from corpus_platform.kernels.dedup.verify import (
-    ScoredPair,
     estimated_jaccard,
-    jaccard,
-    load_sketches,
-    read_scored,
     score_block,
     score_candidates,
-    shingle_set,
     sorted_jaccard,
 )
 
@@ -108,42 +91,24 @@ __all__ = [
     "SKETCH_SCHEMA",
     "Collisions",
     "DedupParams",
-    "DedupResult",
     "DiskClusters",
-    "MemberInfo",
-    "ScoredPair",
-    "build_clusters",
-    "candidate_pairs",
     "candidate_probability",
-    "choose_representatives",
-    "cluster_documents",
-    "cluster_sizes",
     "cluster_to_disk",
     "colliding_rows",
     "doc_ids_at",
     "estimated_jaccard",
-    "exact_duplicate_groups",
     "exact_keys",
     "group_band_keys",
     "group_candidates",
-    "jaccard",
     "kept_duplicate_pairs",
     "link_clusters",
-    "load_sketches",
-    "member_info",
-    "membership_table",
     "normalized_texts",
     "optimal_bands",
     "partitions_for",
-    "read_candidates",
-    "read_scored",
     "recall_bands",
     "score_block",
     "score_candidates",
-    "shingle_set",
     "signature_shard",
-    "signatures",
-    "similarity_to_representative",
     "sketch",
     "sorted_jaccard",
     "write_dedup_shard",

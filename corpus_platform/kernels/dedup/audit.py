@@ -1,8 +1,7 @@
-"""The dedup check's kernel and the cluster-size summary."""
+"""The dedup check's kernel."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 import pyarrow as pa
@@ -39,14 +38,3 @@ def kept_duplicate_pairs(
         and (mode == "drop" or cluster_of[a] != cluster_of[b])
     ]
     return len(close), offenders
-
-
-def cluster_sizes(cluster_of: dict[str, str]) -> dict[int, int]:
-    """Histogram: cluster size -> number of clusters."""
-    sizes: dict[str, int] = defaultdict(int)
-    for cluster in cluster_of.values():
-        sizes[cluster] += 1
-    histogram: dict[int, int] = defaultdict(int)
-    for size in sizes.values():
-        histogram[size] += 1
-    return dict(sorted(histogram.items()))

@@ -1,4 +1,4 @@
-"""Step 2: band keys and exact keys grouped across shards into candidate pairs and groups."""
+"""Step 2: band keys grouped across shards into candidate pairs; exact keys read by partition."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.shards import (
     iter_shards,
-    read_parquet,
     read_shard,
     write_parquet,
 )
@@ -130,14 +129,6 @@ def candidate_groups(scratch: Path) -> list[int]:
     return sorted(int(p.name.removeprefix("group-").split(".")[0]) for p in paths)
 
 
-def read_candidates(scratch: Path) -> pa.Table:
-    """The distinct candidate pairs of every band group, sorted by (doc_a, doc_b)."""
-    tables = [read_parquet(candidate_file(scratch, g)) for g in candidate_groups(scratch)]
-    table = pa.concat_tables(tables) if tables else CANDIDATE_SCHEMA.empty_table()
-    table = table.group_by(CANDIDATE_SCHEMA.names).aggregate([]).select(CANDIDATE_SCHEMA.names)
-    return table.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
-
-
 def group_candidates(
     scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
 ) -> None:
@@ -151,17 +142,6 @@ def group_candidates(
     )
 
 
-def candidate_pairs(
-    scratch: Path, num_shards: int, params: DedupParams, engine: Engine | None = None
-) -> list[tuple[str, str]]:
-    """Pairs of doc ids that share at least one band key, sorted, each once (a < b), read back
-    from what :func:`group_candidates` wrote (for inspection and tests: a corpus's candidates
-    may not fit in one process)."""
-    group_candidates(scratch, num_shards, params, engine)
-    table = read_candidates(scratch)
-    return list(zip(*(table.column(c).to_pylist() for c in ("doc_a", "doc_b")), strict=True))
-
-
 def exact_key_partition(scratch: Path, num_shards: int, part: int, partitions: int) -> pa.Table:
     """The (doc_id, key) rows of every shard whose exact key falls in partition ``part``
     (``key hash mod partitions``)."""
@@ -172,18 +152,3 @@ def exact_key_partition(scratch: Path, num_shards: int, part: int, partitions: i
             table = table.filter(pa.array(np.array(owner) == part))
         tables.append(table)
     return pa.concat_tables(tables)
-
-
-def exact_duplicate_groups(scratch: Path, num_shards: int, partitions: int = 1) -> list[list[str]]:
-    """Groups (size > 1) of doc ids with equal exact keys (see :func:`exact_keys`), sorted.
-
-    Keys are grouped one partition (:func:`exact_key_partition`) at a time, so memory holds one
-    partition's keys.
-    """
-    groups: list[list[str]] = []
-    for part in range(partitions):
-        hashes = exact_key_partition(scratch, num_shards, part, partitions)
-        grouped = hashes.group_by("key").aggregate([("doc_id", "list"), ("doc_id", "count")])
-        grouped = grouped.filter(pc.greater(grouped.column("doc_id_count"), 1))
-        groups += grouped.column("doc_id_list").to_pylist()
-    return sorted(sorted(g) for g in groups)

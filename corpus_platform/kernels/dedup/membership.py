@@ -1,19 +1,17 @@
 """Steps 5 and 6 on the engine: representatives, similarities and the membership table.
 
-:func:`corpus_platform.kernels.dedup.clusters.cluster_documents` brings every clustered row
-into the calling process (cluster, entity, quality, kept row, similarity); the stage uses this
-module instead, which writes the same membership files with nothing per row in the caller:
+The membership files are written with nothing per row in the calling process (the tests'
+reference, ``tests/kernels/dedup/reference_clustering.py``, takes the same decisions in one
+process and compares the files byte for byte):
 
 1. :func:`gather_members`, per shard: the shard's clustered rows (the components' labels are
    partitioned like the shards, by ``stable_hash(doc_id)``), their entity and quality score from
    ``keys/`` and their MinHash signature from ``sketches/``, scattered by cluster id.
-2. :func:`decide_partition`, per cluster partition: each cluster's kept row (the same rule as
-   :func:`~corpus_platform.kernels.dedup.clusters.choose_representatives`) and each member's
-   estimated similarity to it; rows scattered back by doc shard; returns the partition's
-   cluster-size histogram and its largest clusters.
-3. :func:`write_membership_shard`, per shard: ``clusters/part-N`` sorted by (cluster id, doc id),
-   byte-identical to :func:`~corpus_platform.kernels.dedup.clusters.membership_table` written
-   by shard.
+2. :func:`decide_partition`, per cluster partition: each cluster's kept row (the highest
+   quality score, ties by smallest doc id; or the smallest doc id) and each member's estimated
+   similarity to it; rows scattered back by doc shard; returns the partition's cluster-size
+   histogram and its largest clusters.
+3. :func:`write_membership_shard`, per shard: ``clusters/part-N`` sorted by (cluster id, doc id).
 """
 
 from __future__ import annotations

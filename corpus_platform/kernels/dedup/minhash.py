@@ -3,7 +3,8 @@
 The arithmetic is datasketch's: the signature of a row equals
 ``datasketch.MinHash(num_perm, seed)`` (its default ``affine32`` scheme: a MurmurHash3
 finalizer, then ``a * h + b`` modulo 2^32 with datasketch's own permutations) updated with the
-row's 32-bit shingle hashes; ``tests/kernels/test_minhash.py`` checks it against datasketch.
+row's 32-bit shingle hashes; ``tests/kernels/dedup/test_minhash.py`` checks it against
+datasketch.
 What changes is the loop: the whole batch is hashed in a few array operations instead of a
 Python call per shingle and per document, which is where datasketch spends its time.
 

@@ -32,11 +32,6 @@ def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.
     return sets, minhash.signatures(sets, params.num_perm, params.seed)
 
 
-def signatures(texts: list[str], params: DedupParams) -> np.ndarray:
-    """MinHash signatures, one row of ``num_perm`` uint32 per text."""
-    return sketch([params.normalization.apply(t) for t in texts], params)[1]
-
-
 def normalized_texts(table: pa.Table, params: DedupParams) -> list[str | None]:
     """Every row's text normalized as ``dedup.normalization`` says (None where no text)."""
     apply = params.normalization.apply

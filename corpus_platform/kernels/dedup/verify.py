@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.shards import (
     HASH_FILE_OPTIONS,
     iter_batches,
@@ -29,33 +28,8 @@ from corpus_platform.kernels.dedup.candidates import (
     candidate_groups,
     candidate_ids,
 )
-from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.dedup.signatures import SKETCH_SCHEMA
-
-
-@dataclass(frozen=True)
-class ScoredPair:
-    """A candidate pair with its Jaccard similarity and the rows' entities."""
-
-    doc_a: str
-    doc_b: str
-    entity_a: str
-    entity_b: str
-    similarity: float
-
-
-def shingle_set(
-    text: str, size: int, normalization: TextNormalization = DEFAULT_NORMALIZATION
-) -> frozenset[int]:
-    """64-bit hashes of the distinct word shingles of a text."""
-    return frozenset(shingle_sets([text], size, normalization).values.tolist())
-
-
-def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
-    """Exact Jaccard similarity of two shingle sets."""
-    union = len(a | b)
-    return len(a & b) / union if union else 1.0
 
 
 def sorted_jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -74,13 +48,11 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.count_nonzero(a == b)) / len(a)
 
 
-def _read_sketches(
-    path: Path, wanted: pa.Array | None, field: str
-) -> dict[str, tuple[str, np.ndarray]]:
+def _read_sketches(path: Path, field: str) -> dict[str, tuple[str, np.ndarray]]:
+    """(entity, ``field``) of every row of a sketch file, streamed batch by batch; ``field`` is
+    ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
     found = {}
     for batch in iter_batches(path, ["doc_id", "entity", field]):
-        if wanted is not None:
-            batch = batch.filter(pc.is_in(batch.column("doc_id"), wanted))
         if not batch.num_rows:
             continue
         ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
@@ -92,15 +64,6 @@ def _read_sketches(
             rows = [flat[ends[i] : ends[i + 1]] for i in range(len(ids))]
         found.update(zip(ids, zip(entities, rows, strict=True), strict=True))
     return found
-
-
-def load_sketches(
-    scratch: Path, shard: int, wanted: set[str], field: str
-) -> dict[str, tuple[str, np.ndarray]]:
-    """(entity, ``field``) of the ``wanted`` rows of one shard, streamed batch by batch;
-    ``field`` is ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
-    keep = pa.array(sorted(wanted), pa.string())
-    return _read_sketches(part_path(scratch / "sketches", shard), keep, field)
 
 
 def _field(params: DedupParams) -> str:
@@ -207,7 +170,7 @@ def score_block(
     measure = sorted_jaccard if params.verify else estimated_jaccard
     rows: dict[str, tuple[str, np.ndarray]] = {}
     for shard in (s for s, r in enumerate(ranges) if r in (low, high)):
-        rows.update(_read_sketches(part_path(scratch / "candidate-sketches", shard), None, field))
+        rows.update(_read_sketches(part_path(scratch / "candidate-sketches", shard), field))
     firsts, seconds = pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist()
     entity_a, entity_b, similarity = [], [], []
     for a, b in zip(firsts, seconds, strict=True):
@@ -241,7 +204,7 @@ def score_candidates(
     shard's candidate rows copied out once, the pairs routed by block (pair of shard ranges
     whose rows fit in a quarter of ``memory_mb`` each), then one task per block; the pairs at
     or above
-    ``min_similarity`` stay on disk under ``scratch/scored`` (:func:`read_scored`)."""
+    ``min_similarity`` stay on disk under ``scratch/scored`` (:func:`scored_table`)."""
     engine = engine or LocalEngine()
     for folder in ("scored", "blocks"):
         shutil.rmtree(scratch / folder, ignore_errors=True)
@@ -268,13 +231,6 @@ def scored_blocks(scratch: Path) -> list[int]:
     """The blocks :func:`score_block` wrote."""
     paths = (scratch / "scored").glob("part-*.parquet")
     return sorted(int(p.name.removeprefix("part-").split(".")[0]) for p in paths)
-
-
-def read_scored(scratch: Path, min_similarity: float = 0.0) -> list[ScoredPair]:
-    """:func:`scored_table` as Python objects (tests and the in-memory path)."""
-    table = scored_table(scratch, min_similarity)
-    columns = (table.column(c).to_pylist() for c in SCORED_SCHEMA.names)
-    return [ScoredPair(*row) for row in zip(*columns, strict=True)]
 
 
 def write_similar_pairs(_: int, scratch: Path, min_similarity: float, out: Path) -> int:

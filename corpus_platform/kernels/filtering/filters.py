@@ -74,18 +74,6 @@ class Verdict(NamedTuple):
         return min(1.0, max(0.0, self.score / self.threshold - 1.0))
 
 
-def quality_score(verdicts: list[Verdict]) -> float:
-    """A row's quality score: the mean :attr:`Verdict.headroom` of the filters that judged it
-    (1.0 when none did), rounded to 6 decimals. Deduplication keeps, per cluster, the member
-    with the highest score."""
-    if not verdicts:
-        return 1.0
-    total = 0.0
-    for v in verdicts:  # one addition after another (Python 3.12's sum() compensates)
-        total += v.headroom
-    return round(total / len(verdicts), 6)
-
-
 @dataclass(frozen=True)
 class Filter:
     """A named rule: which score of :func:`text_scores` it reads and the config threshold that

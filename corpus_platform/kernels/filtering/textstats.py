@@ -16,8 +16,9 @@ gathered; everything that depends on word n-grams is computed on integer arrays:
   ``bincount`` over the document index of each word.
 
 Lines and paragraphs (a few dozen per document) are still handled in Python. The scores equal
-those of the straightforward per-document definitions in ``tests/kernels/reference_filters.py``
-bit for bit; a test compares them on generated and real text.
+those of the straightforward per-document definitions in
+``tests/kernels/filtering/reference_filters.py`` bit for bit; a test compares them on generated
+and real text.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ for review. Building a :class:`Verdict` for each of the ~30 filters of every row
 them in Python cost 120 µs a document; here the reductions are column operations and
 :class:`Verdict` objects are made only for removed rows and the rows sampled for review.
 :meth:`ShardVerdicts.row` gives the full list of one row, which
-``tests/kernels/test_filter_verdicts.py`` reduces the plain way to check every result.
+``tests/kernels/filtering/test_verdicts.py`` reduces the plain way to check every result.
 """
 
 from __future__ import annotations
@@ -83,10 +83,13 @@ class ShardVerdicts:
         return counts
 
     def quality_scores(self) -> list[float]:
-        """:func:`~kernels.filtering.filters.quality_score` of every row: the headrooms
-        are added one after another in verdict order, as that function adds them (a failing
-        personal-data verdict or a filter that does not apply adds 0.0, which changes no sum),
-        so the floats are equal."""
+        """The quality score of every row: the mean headroom
+        (:attr:`~kernels.filtering.filters.Verdict.headroom`) of the verdicts that judged it
+        (1.0 when none did), rounded to 6 decimals; deduplication keeps, per cluster, the
+        member with the highest score. The headrooms are added one after another in verdict
+        order (a failing personal-data verdict or a filter that does not apply adds 0.0, which
+        changes no sum), so the floats equal those of the plain per-row sum of
+        ``tests/kernels/filtering/reference_filters.py``."""
         total = np.zeros(len(self))
         counts = np.array([len(p) for p in self.pii], dtype=np.int64)
         domains = self.matrix.domains

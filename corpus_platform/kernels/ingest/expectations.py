@@ -93,8 +93,8 @@ def _context() -> Any:
     # GE fingerprints every in-memory batch under HASH_THRESHOLD bytes by hashing all its cells
     # (pandas' hash_pandas_object: 0.6 s of a 12,500-row shard, ten times the validation). The
     # fingerprint is only written into the result's batch markers; no metric, cache or result
-    # depends on it (tests/kernels/test_expectations.py validates shards one after another in
-    # one context). A threshold of 0 skips it.
+    # depends on it (tests/kernels/ingest/test_expectations.py validates shards one after
+    # another in one context). A threshold of 0 skips it.
     pandas_execution_engine.HASH_THRESHOLD = 0
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)

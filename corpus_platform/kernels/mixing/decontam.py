@@ -9,7 +9,7 @@ Texts shorter than n words contribute (and are tested as) one n-gram of their wh
 Training rows are tested without hashing every window: a window can only be in a set when each
 of its words occurs in some evaluation text, so only those windows (found with one Arrow
 membership test over a batch's distinct words) are hashed, and only their words. The result is
-the full test's (``tests/kernels/test_decontam_moves.py`` compares them on random texts).
+the full test's (``tests/kernels/mixing/test_decontam.py`` compares them on random texts).
 """
 
 from __future__ import annotations
@@ -72,11 +72,6 @@ def ngram_sets(texts: list[str | None], n: int) -> list[np.ndarray]:
     return out
 
 
-def ngram_hashes(text: str, n: int) -> set[int]:
-    """Hashes of the word ``n``-grams of the normalized text."""
-    return set(ngram_sets([text], n)[0].tolist())
-
-
 def load_eval_ngrams(root: Path, eval_sets: dict[str, str], text_column: str, n: int) -> EvalNgrams:
     """Read every evaluation file and hash its n-grams.
 
@@ -99,11 +94,6 @@ def load_eval_ngrams(root: Path, eval_sets: dict[str, str], text_column: str, n:
                 )
             texts[name] += [str(t) for t in table.column(text_column).to_pylist() if t]
     return EvalNgrams.of(texts, n)
-
-
-def contaminating_sets(text: str | None, eval_ngrams: EvalNgrams, n: int) -> list[str]:
-    """Names of the evaluation sets sharing at least one n-gram with ``text``."""
-    return contaminating_sets_of([text], eval_ngrams, n)[0]
 
 
 def contaminating_sets_of(

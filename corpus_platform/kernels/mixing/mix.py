@@ -22,35 +22,15 @@ import pyarrow.compute as pc
 from corpus_platform.base.hashing import unit_interval
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
-    iter_shards,
     part_path,
     read_shard,
     write_parquet,
 )
 from corpus_platform.kernels.mixing.decontam import EvalNgrams, contaminating_sets_of
-from corpus_platform.kernels.mixing.plan import MixError, plan_mix
+from corpus_platform.kernels.mixing.plan import MixError
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 
 TOKENS = "tokens"  # the column of a row's token count (mix.unit: tokens)
-
-
-def source_counts(folder: Path, num_shards: int) -> dict[str, int]:
-    """Rows per source in a sharded dataset."""
-    counts: Counter[str] = Counter()
-    for _, table in iter_shards(folder, num_shards, ["source"]):
-        counts.update(table.column("source").to_pylist())
-    return dict(sorted(counts.items()))
-
-
-def plan_rates(
-    available: dict[str, int], proportions: dict[str, float], total_rows: int | None
-) -> dict[str, float]:
-    """Draw rate per source in documents (see :func:`~kernels.mixing.plan.plan_mix`).
-
-    Without proportions every row is drawn once; without ``total_rows`` the mix is the largest
-    one that needs no upsampling.
-    """
-    return plan_mix(available, proportions=proportions, total=total_rows).rates
 
 
 def times_drawn(doc_id: str, rate: float, seed: int) -> int:
@@ -87,13 +67,6 @@ def draw_shard(
         if counts is not None:
             tokens[source] += n * counts[i]
     return dict(drawn), dict(tokens)
-
-
-def mix_shard(
-    shard: int, folder: Path, staging: Path, rates: dict[str, float], seed: int
-) -> dict[str, int]:
-    """Write one shard of the mix with a ``times_drawn`` column; return draws per source."""
-    return draw_shard(shard, folder, staging, rates, seed)[0]
 
 
 def decontaminate_shard(

@@ -2,9 +2,11 @@
 
 :func:`verify_shard` compares one output shard's files with their manifest entries (bytes, MD5,
 samples, tokens) and the tar with the Parquet file sample by sample (key, doc_id, draw, text);
-the tar is parsed with :mod:`tarfile`, not with the library that wrote it. :func:`draw_counts`
-recounts, from every tar and Parquet file in the folder (the manifest is not consulted), how
-often each doc_id's draws occur, to compare with the mix's ``times_drawn``.
+the tar is parsed with :mod:`tarfile`, not with the library that wrote it. :func:`draw_report`
+compares the sample ids read from every tar and Parquet file in the folder (the manifest is not
+consulted; :func:`sample_ids_of`) with the mix's ``times_drawn``: each doc_id's draws must occur
+once each. :mod:`corpus_platform.kernels.sharding.draw_audit` runs it on the engine, partitioned
+by doc id.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST, WEBDATASET
-from corpus_platform.base.shards import iter_shards
 from corpus_platform.kernels.sharding.shards import file_md5
 
 MEMBERS = ("json", "txt")  # the members of every sample, in the order they are written
@@ -220,13 +221,6 @@ class DrawReport:
     wrong: int  # doc_ids whose draws do not occur exactly once each
     duplicate_keys: int
     examples: tuple[str, ...]
-
-
-def mix_draws(mix: Path, num_shards: int) -> pa.Table:
-    """``(doc_id, times_drawn)`` of every mix row drawn at least once."""
-    parts = [t for _, t in iter_shards(mix, num_shards, ["doc_id", "times_drawn"])]
-    table = pa.concat_tables(parts)
-    return table.filter(pc.greater(table.column("times_drawn"), 0))
 
 
 def draw_report(

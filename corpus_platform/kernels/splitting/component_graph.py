@@ -1,8 +1,9 @@
 """The group split's components computed on the engine, partitioned through disk.
 
-:func:`kernels.splitting.cut.plan_components` holds every link, entity and component in
-one process; this module gives the same :class:`~kernels.splitting.cut.ComponentPlan`
-with no structure per entity in the calling process:
+This module gives the group split's :class:`~kernels.splitting.cut.ComponentPlan` with no
+structure per entity in the calling process (the tests' reference,
+``tests/kernels/splitting/reference_components.py``, holds every link, entity and component in
+one process and must give the same plan):
 
 1. *Edges*: every similar pair links its two entities; every duplicate-cluster member links its
    entity to a node standing for the cluster (``CLUSTER_NODE`` + cluster id, which sorts after
@@ -16,7 +17,7 @@ with no structure per entity in the calling process:
    components and those above ``split.max_component_share``.
 4. *Description and cut*: only the components the report names (the largest, the oversize) are
    brought into this process with their links, to count their joins by kind, pick sample doc
-   ids and, under ``split.oversize: cut``, cut them exactly as the in-memory plan does.
+   ids and, under ``split.oversize: cut``, cut them (:func:`~kernels.splitting.cut.cut_oversize`).
 """
 
 from __future__ import annotations
@@ -193,10 +194,11 @@ def plan_components_on_engine(
     engine: Engine | None = None,
     memory_mb: int = 1024,
 ) -> ComponentPlan:
-    """:func:`corpus_platform.kernels.splitting.cut.plan_components` for the split input ``dedup``
-    (its shards, ``clusters/`` and the similar pairs in ``pairs_file``), run on ``engine``
-    through ``scratch``. The plan's ``labels`` folder (under ``scratch``) names the linked
-    entities' components; ``components`` holds only the pieces of cut components."""
+    """The components of the split input ``dedup`` (its shards, ``clusters/`` and the similar
+    pairs in ``pairs_file``), their report and under ``split.oversize: cut`` the cut of every
+    component above ``split.max_component_share``, run on ``engine`` through ``scratch``. The
+    plan's ``labels`` folder (under ``scratch``) names the linked entities' components;
+    ``components`` holds only the pieces of cut components."""
     engine = engine or LocalEngine()
     shards = range(num_shards)
     work, labels = scratch / "graph", scratch / "labels"

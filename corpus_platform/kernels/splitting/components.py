@@ -9,9 +9,11 @@ This module explains such a component; :mod:`corpus_platform.kernels.splitting.c
   similar-pair links and counts the *joins* of each kind: the links that merged two parts,
   clusters taken before pairs, so cluster joins + pair joins = entities - 1. *Entity joins* are
   rows that share an entity with another row: rows - entities with rows.
-- :func:`component_report` gives the size histogram (powers of two of rows) and the largest
-  and the oversize components; :func:`scan_entities` and :func:`scan_members` read the rows
-  per entity and a few sample doc ids from the split's input, one shard at a time.
+- :class:`ComponentReport` holds the size histogram (powers of two of rows) and the largest
+  and the oversize components (computed on the engine by
+  :mod:`corpus_platform.kernels.splitting.component_graph`); :func:`scan_members` reads a few
+  sample doc ids of the described components, and which pair ends are rows, from the split's
+  input, one shard at a time.
 
 Components are named by their smallest entity key; every ranking breaks ties by name.
 """
@@ -101,7 +103,7 @@ class ComponentGraph:
 
 
 def link_graph(links: Links) -> ComponentGraph:
-    """Components over entities; the same names as ``split.entity_components``."""
+    """Components over entities, each named by its smallest entity key."""
     sets = UnionFind()
     merges: list[tuple[int, str]] = []
     pair_links = ((p.entity_a, p.entity_b) for p in links.pairs)
@@ -163,73 +165,6 @@ class ComponentReport:
     def described(self) -> set[str]:
         """Names of the components the report describes."""
         return {s.name for s in (*self.largest, *self.oversize)}
-
-
-def component_report(
-    graph: ComponentGraph, entity_rows: Mapping[str, int], max_share: float, top: int
-) -> ComponentReport:
-    """Histogram and the ``top`` largest components (ties by name), plus every component whose
-    share of rows exceeds ``max_share``. Components without rows are left out."""
-    sizes: Counter[str] = Counter()
-    for entity, rows in entity_rows.items():
-        sizes[graph.component_of.get(entity, entity)] += rows
-    total = sum(sizes.values())
-    bins: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for rows in sizes.values():
-        if rows:
-            bins[rows.bit_length()][0] += 1
-            bins[rows.bit_length()][1] += rows
-    histogram = tuple((1 << (b - 1), (1 << b) - 1, n, r) for b, (n, r) in sorted(bins.items()))
-    ranked = sorted((-r, c) for c, r in sizes.items() if r)
-    chosen = [c for _, c in ranked[:top]]
-    over = [c for r, c in ranked if -r > max_share * total]
-    stats = _stats(graph, entity_rows, sizes, total, set(chosen) | set(over))
-    return ComponentReport(
-        total,
-        sum(1 for r in sizes.values() if r),
-        histogram,
-        tuple(stats[c] for c in chosen),
-        tuple(stats[c] for c in over),
-    )
-
-
-def _stats(
-    graph: ComponentGraph,
-    entity_rows: Mapping[str, int],
-    sizes: Mapping[str, int],
-    total: int,
-    names: Set[str],
-) -> dict[str, ComponentStats]:
-    entities: Counter[str] = Counter(c for c in graph.component_of.values() if c in names)
-    with_rows: Counter[str] = Counter()
-    for entity, rows in entity_rows.items():
-        name = graph.component_of.get(entity, entity)
-        if name in names and rows:
-            with_rows[name] += 1
-    out = {}
-    for name in sorted(names):
-        clusters, pairs = graph.joins.get(name, (0, 0))
-        out[name] = ComponentStats(
-            name,
-            sizes[name],
-            sizes[name] / total if total else 0.0,
-            entities[name] or 1,
-            sizes[name] - with_rows[name],
-            clusters,
-            pairs,
-        )
-    return out
-
-
-def scan_entities(upstream: Path, num_shards: int) -> Counter[str]:
-    """Rows per entity of a stage folder, one shard at a time."""
-    rows: Counter[str] = Counter()
-    for _, table in iter_shards(upstream, num_shards, ["entity"]):
-        counts = pc.value_counts(table.column("entity"))
-        rows.update(
-            dict(zip(counts.field(0).to_pylist(), counts.field(1).to_pylist(), strict=True))
-        )
-    return rows
 
 
 def scan_members(

@@ -27,19 +27,12 @@ from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import pyarrow as pa
-
 from corpus_platform.base.hashing import bucket_of
 from corpus_platform.base.names import SPLITS
 from corpus_platform.config import SplitConfig
 from corpus_platform.kernels.splitting.components import (
-    TOP_COMPONENTS,
     ComponentReport,
     Links,
-    component_report,
-    link_graph,
-    scan_entities,
-    scan_members,
 )
 from corpus_platform.kernels.splitting.split import bucket_bounds, split_of
 from corpus_platform.kernels.splitting.unionfind import UnionFind
@@ -190,47 +183,6 @@ def oversize_message(report: ComponentReport, max_share: float) -> str:
         "whole, so it alone moves its split's share by that much. Set split.oversize: cut or "
         "raise split.max_component_share"
     )
-
-
-def plan_components(
-    pairs: pa.Table,
-    clusters: pa.Table | None,
-    upstream: Path,
-    num_shards: int,
-    split: SplitConfig,
-    seed: int,
-) -> ComponentPlan:
-    """Components of the split's input rows (``upstream``), their report, and under
-    ``split.oversize: cut`` the cut of every component above ``split.max_component_share``."""
-    links = Links.from_tables(pairs, clusters)
-    graph = link_graph(links)
-    entity_rows = scan_entities(upstream, num_shards)
-    report = component_report(graph, entity_rows, split.max_component_share, TOP_COMPONENTS)
-    cutting = split.oversize == "cut" and bool(report.oversize)
-    names = {s.name for s in report.oversize} if cutting else set()
-    endpoints = {
-        doc
-        for p in links.pairs
-        if graph.component_of.get(p.entity_a, p.entity_a) in names
-        for doc in (p.doc_a, p.doc_b)
-    }
-    samples, present = scan_members(
-        upstream, num_shards, graph.component_of, report.described(), endpoints
-    )
-    report = report.with_samples(samples)
-    linked = len(set(graph.component_of.values()))
-    plan = ComponentPlan(graph.component_of, frozenset(), report, linked=linked)
-    if not report.oversize:
-        return plan
-    if not cutting:
-        return replace(plan, error=oversize_message(report, split.max_component_share))
-    members: dict[str, dict[str, int]] = defaultdict(dict)
-    for entity, rows in sorted(entity_rows.items()):
-        name = graph.component_of.get(entity, entity)
-        if name in names:
-            members[name][entity] = rows
-    inner = links.within(graph.component_of, names)
-    return cut_oversize(plan, members, inner, present, split, seed, graph.component_of)
 
 
 def cut_oversize(

@@ -1,10 +1,11 @@
 """Splits that keep every leak path on one side.
 
-Group modes: entities are the nodes of a union-find; every similar pair (at the split's
+Group modes: entities are the nodes of a graph; every similar pair (at the split's
 similarity threshold, lower than the dedup threshold) and every duplicate cluster links the
-entities of its rows. A component is named by its smallest entity key; its bucket is
-``stable_hash(seed, component) mod 10000`` and the configured ratios map buckets to
-train / validation / test.
+entities of its rows. The graph's components are found on the engine
+(:mod:`kernels.splitting.component_graph`). A component is named by its smallest entity key;
+its bucket is ``stable_hash(seed, component) mod 10000`` and the configured ratios map buckets
+to train / validation / test.
 
 | mode         | a row's split                                                              |
 |--------------|----------------------------------------------------------------------------|
@@ -35,30 +36,9 @@ from corpus_platform.base.shards import part_path, read_shard, write_parquet
 from corpus_platform.config import AsofFeature
 from corpus_platform.kernels.splitting.asof import asof_columns
 from corpus_platform.kernels.splitting.temporal import EMBARGO, Cutoffs, micros
-from corpus_platform.kernels.splitting.unionfind import UnionFind
 
 OUTSIDE_WINDOW = "outside_window"
 BRIDGE = "bridge"
-
-
-def entity_components(pairs: pa.Table, clusters: pa.Table | None = None) -> dict[str, str]:
-    """Entity -> component name for every entity linked by a similar pair or a cluster.
-
-    Args:
-        pairs: Similar pairs with ``entity_a`` and ``entity_b``.
-        clusters: Optional membership rows with ``cluster_id`` and ``entity``; all entities of
-            one cluster are linked.
-    """
-    links = UnionFind()
-    links.union_all(
-        zip(pairs.column("entity_a").to_pylist(), pairs.column("entity_b").to_pylist(), strict=True)
-    )
-    if clusters is not None and len(clusters):
-        first: dict[str, str] = {}
-        cluster_ids = clusters.column("cluster_id").to_pylist()
-        for cluster, entity in zip(cluster_ids, clusters.column("entity").to_pylist(), strict=True):
-            links.union(first.setdefault(cluster, entity), entity)
-    return {member: root for root, members in links.groups().items() for member in members}
 
 
 def read_labels(labels: Path, entities: pa.Array | pa.ChunkedArray) -> dict[str, str]:

@@ -14,21 +14,25 @@ from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels import dedup
 from corpus_platform.kernels.dedup import (
     DedupParams,
-    MemberInfo,
-    ScoredPair,
-    build_clusters,
-    choose_representatives,
-    cluster_documents,
     colliding_rows,
-    exact_duplicate_groups,
-    jaccard,
-    shingle_set,
     signature_shard,
     sorted_jaccard,
     write_dedup_shard,
 )
+from corpus_platform.kernels.dedup import signatures as signatures_module
 from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.dedup.verify import range_blocks, shard_ranges
+from tests.kernels.dedup.reference_clustering import (
+    MemberInfo,
+    ScoredPair,
+    build_clusters,
+    candidate_pairs,
+    choose_representatives,
+    cluster_documents,
+    exact_duplicate_groups,
+    read_scored,
+)
+from tests.kernels.dedup.reference_jaccard import jaccard, shingle_set
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 
@@ -264,7 +268,7 @@ def test_sketching_in_small_batches_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     whole = run(tmp_path / "whole", shards=2)
-    monkeypatch.setattr(dedup, "BATCH_ROWS", 2)
+    monkeypatch.setattr(signatures_module, "BATCH_ROWS", 2)
     batched = run(tmp_path / "batched", shards=2)
     assert batched.scored == whole.scored and batched.cluster_of == whole.cluster_of
     assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
@@ -278,14 +282,14 @@ def test_verification_scores_the_same_for_any_workers_and_ranges(tmp_path: Path)
         for shard in range(4):
             signature_shard(shard, tmp_path / "up", scratch, PARAMS)
         engine = LocalEngine(workers)
-        pairs = dedup.candidate_pairs(scratch, 4, PARAMS, engine)
+        pairs = candidate_pairs(scratch, 4, PARAMS, engine)
         counted = dedup.score_candidates(scratch, 4, PARAMS, engine, memory_mb=memory_mb)
-        scored[workers, memory_mb] = dedup.read_scored(scratch)
+        scored[workers, memory_mb] = read_scored(scratch)
         assert [(p.doc_a, p.doc_b) for p in scored[workers, memory_mb]] == pairs
         assert counted.candidates == counted.kept == len(pairs)
         blocks[workers, memory_mb] = len(list((scratch / "scored").glob("part-*.parquet")))
         similar = dedup.score_candidates(scratch, 4, PARAMS, min_similarity=0.6)
-        assert similar.candidates == len(pairs) and dedup.read_scored(scratch) == [
+        assert similar.candidates == len(pairs) and read_scored(scratch) == [
             p for p in scored[workers, memory_mb] if p.similarity >= 0.6
         ]
     assert len(set(map(tuple, scored.values()))) == 1 and len(scored[1, 1024]) >= 3
@@ -313,11 +317,11 @@ def test_grouping_in_parts_changes_nothing(tmp_path: Path) -> None:
         signature_shard(shard, tmp_path / "up", tmp_path / "few", PARAMS)
         signature_shard(shard, tmp_path / "up", tmp_path / "many", many)
     assert len(many.band_groups()) == 40 > len(PARAMS.band_groups())
-    assert dedup.candidate_pairs(tmp_path / "many", 3, many) == dedup.candidate_pairs(
+    assert candidate_pairs(tmp_path / "many", 3, many) == candidate_pairs(
         tmp_path / "few", 3, PARAMS
     )
-    whole = dedup.exact_duplicate_groups(tmp_path / "few", 3)
-    assert whole and dedup.exact_duplicate_groups(tmp_path / "few", 3, partitions=5) == whole
+    whole = exact_duplicate_groups(tmp_path / "few", 3)
+    assert whole and exact_duplicate_groups(tmp_path / "few", 3, partitions=5) == whole
 
 
 def test_band_groups_grow_with_rows_beyond_the_memory_budget() -> None:

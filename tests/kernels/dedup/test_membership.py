@@ -13,11 +13,10 @@ from corpus_platform.base.shards import part_path, write_sharded
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.dedup import (
     DedupParams,
-    cluster_documents,
-    cluster_sizes,
     cluster_to_disk,
     signature_shard,
 )
+from tests.kernels.dedup.reference_clustering import cluster_documents, cluster_sizes
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 

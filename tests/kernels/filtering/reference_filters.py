@@ -1,11 +1,15 @@
 """The per-document filter scores as first written: one Python pass per score over words, word
-tuples, lines and paragraphs. Kept as an independent reference: the vectorized scores of
-``corpus_platform.kernels.filtering.textstats`` must equal these bit for bit."""
+tuples, lines and paragraphs, and a row's quality score from its list of verdicts. Kept as an
+independent reference implementation, used as an oracle: the vectorized scores of
+``corpus_platform.kernels.filtering.textstats`` and the quality scores of
+``corpus_platform.kernels.filtering.verdicts.ShardVerdicts`` must equal these bit for bit."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+
+from corpus_platform.kernels.filtering.filters import Verdict
 
 STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
 BULLETS = ("\u2022", "\u25cf", "\u25cb", "\u25a0", "\u25a1", "\u25aa", "\u25ab", "\u2013", "-", "*")
@@ -94,3 +98,14 @@ def reference_scores(text: str, blocklist: frozenset[str]) -> dict[str, float]:
     for n in range(5, 11):
         scores[f"duplicate_{n}gram_char_fraction"] = duplicate_ngram_char_fraction(words, n)
     return scores
+
+
+def quality_score(verdicts: list[Verdict]) -> float:
+    """A row's quality score: the mean :attr:`Verdict.headroom` of the filters that judged it
+    (1.0 when none did), rounded to 6 decimals."""
+    if not verdicts:
+        return 1.0
+    total = 0.0
+    for v in verdicts:  # one addition after another (Python 3.12's sum() compensates)
+        total += v.headroom
+    return round(total / len(verdicts), 6)

@@ -11,10 +11,10 @@ from corpus_platform.kernels.filtering.filters import (
     FILTER_NAMES,
     Verdict,
     judge_text,
-    quality_score,
     strip_boilerplate_lines,
 )
 from corpus_platform.kernels.filtering.pii import luhn_valid, scrub
+from tests.kernels.filtering.reference_filters import quality_score
 
 WORDS = " ".join(
     [

@@ -19,10 +19,10 @@ from corpus_platform.kernels.filtering.filters import (
     Verdict,
     judge_matrix,
     judge_text,
-    quality_score,
 )
 from corpus_platform.kernels.filtering.stage import SAMPLES_PER_FILTER, filter_shard
 from corpus_platform.kernels.filtering.verdicts import ShardVerdicts, failed_before_language
+from tests.kernels.filtering.reference_filters import quality_score
 from tests.realtext import real_texts
 
 SEED = 5

@@ -15,7 +15,6 @@ from corpus_platform.kernels.mixing.mix import (
     TOKENS,
     draw_shard,
     drawn_units,
-    plan_rates,
     source_units,
 )
 from corpus_platform.kernels.mixing.plan import MixError, plan_mix, temperature_shares
@@ -61,7 +60,7 @@ def test_temperature_plan_repeats_no_source_without_a_total() -> None:
 
 
 def test_total_without_proportions_scales_every_source() -> None:
-    assert plan_rates({"a": 100, "b": 300}, {}, 200) == {"a": 0.5, "b": 0.5}
+    assert plan_mix({"a": 100, "b": 300}, proportions={}, total=200).rates == {"a": 0.5, "b": 0.5}
     tokens = plan_mix({"a": 1000, "b": 4000}, unit="tokens", total=10_000, temperature=2.0)
     assert tokens.total == 10_000 and tokens.shares == pytest.approx({"a": 1 / 3, "b": 2 / 3})
     assert tokens.rates == pytest.approx({"a": 10_000 / 3 / 1000, "b": 20_000 / 3 / 4000})

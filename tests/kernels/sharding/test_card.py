@@ -17,7 +17,7 @@ STAGES = (
         "raw_documents",
         "r1.dir",
         {"rows": 120, "files": 2, "rows_per_file": {"a.jsonl": 70, "b.csv": 50}},
-        {"ids_unique": (True, "0 of 120")},
+        {"ids_unique": ("PASS", "0 of 120")},
     ),
     StageFacts(
         "filtered_documents",
@@ -35,7 +35,7 @@ STAGES = (
         "split_documents",
         "s1.dir",
         {"mode": "group", "split_sizes": {"train": 72, "validation": 9, "test": 9}},
-        {"no_entity_in_two_splits": (False, "entities in more than one split: 2 of 40")},
+        {"no_entity_in_two_splits": ("FAIL", "entities in more than one split: 2 of 40")},
     ),
     StageFacts(
         "training_mix",

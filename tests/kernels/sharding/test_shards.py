@@ -7,18 +7,18 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 import webdataset as wds
 
 from corpus_platform.base.names import SHARDS_MANIFEST
-from corpus_platform.base.shards import read_json
+from corpus_platform.base.shards import iter_shards, read_json
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.sharding import audit as shard_audit
 from corpus_platform.kernels.sharding import draw_audit
 from corpus_platform.kernels.sharding.audit import (
     draw_report,
-    mix_draws,
     read_tar,
     sample_ids_of,
     sample_ids_table,
@@ -160,6 +160,13 @@ def test_manifest_counts_tokens_bytes_and_md5(tmp_path: Path) -> None:
         by_shard.setdefault(entry["shard"], []).append(entry)
     assert all(verify_shard(s, folder, by_shard) == [] for s in by_shard)
     assert unlisted_files(folder, document) == []
+
+
+def mix_draws(mix: Path, num_shards: int) -> pa.Table:
+    """``(doc_id, times_drawn)`` of every mix row drawn at least once, in one table."""
+    parts = [t for _, t in iter_shards(mix, num_shards, ["doc_id", "times_drawn"])]
+    table = pa.concat_tables(parts)
+    return table.filter(pc.greater(table.column("times_drawn"), 0))
 
 
 def audit_reports(files: list[Path], mix: Path) -> list:

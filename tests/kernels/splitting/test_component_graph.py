@@ -11,8 +11,9 @@ from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.config import SplitConfig
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
-from corpus_platform.kernels.splitting.cut import ComponentPlan, plan_components
+from corpus_platform.kernels.splitting.cut import ComponentPlan
 from corpus_platform.kernels.splitting.split import read_labels
+from tests.kernels.splitting.reference_components import plan_components
 
 
 def write_stage(folder: Path, seed: int, shards: int) -> tuple[pa.Table, pa.Table]:

@@ -12,10 +12,8 @@ from corpus_platform.config import SplitConfig
 from corpus_platform.kernels.splitting.components import (
     Links,
     SimilarPair,
-    component_report,
     largest_placed,
     link_graph,
-    scan_entities,
     scan_members,
 )
 from corpus_platform.kernels.splitting.cut import (
@@ -24,9 +22,14 @@ from corpus_platform.kernels.splitting.cut import (
     cut_component,
     greedy_cover,
     piece_share,
-    plan_components,
 )
-from corpus_platform.kernels.splitting.split import SplitPlan, entity_components, split_shard
+from corpus_platform.kernels.splitting.split import SplitPlan, split_shard
+from tests.kernels.splitting.reference_components import (
+    component_report,
+    entity_components,
+    plan_components,
+    scan_entities,
+)
 
 RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
 

@@ -12,13 +12,14 @@ import pyarrow as pa
 
 from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.base.shards import write_sharded
-from corpus_platform.kernels.dedup import DedupParams, jaccard, shingle_set, signature_shard
+from corpus_platform.kernels.dedup import DedupParams, signature_shard
 from corpus_platform.kernels.splitting.leakage import held_out_neighbours
 from corpus_platform.kernels.splitting.neighbours import (
     held_out_neighbours_from_bands,
     reusable_groups,
     save_band_layout,
 )
+from tests.kernels.dedup.reference_jaccard import jaccard, shingle_set
 
 PARAMS = DedupParams(num_perm=128, shingle_size=5, threshold=0.8, pair_threshold=0.6, seed=1)
 

@@ -1,0 +1,89 @@
+"""Statistics kernels on small hand-built shards: moments, partials, histograms."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from corpus_platform.base.shards import write_parquet
+from corpus_platform.kernels.statistics.fit import (
+    Moments,
+    histogram_edges,
+    merge_partials,
+    shard_histograms,
+    shard_partial,
+    split_fingerprint,
+    statistics_document,
+)
+
+RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
+
+
+def rows_table(n: int, entities: int) -> pa.Table:
+    return pa.table(
+        {
+            "doc_id": [f"d{i:05d}" for i in range(n)],
+            "entity": [f"e{i % entities}" for i in range(n)],
+            "source": ["web" if i % 3 else "code" for i in range(n)],
+            "x": [float(i % 17) for i in range(n)],
+            "cluster_id": [f"d{i:05d}" for i in range(n)],
+        }
+    )
+
+
+def test_merged_moments_equal_direct_computation() -> None:
+    rng = np.random.default_rng(0)
+    values = rng.normal(5, 3, 10_001)
+    parts = np.array_split(values, 7)
+    merged = Moments()
+    for part in parts:
+        merged = merged.merge(Moments.of(part))
+    assert merged.count == values.size
+    assert math.isclose(merged.mean, values.mean(), rel_tol=1e-12)
+    assert math.isclose(merged.std, values.std(), rel_tol=1e-12)
+    assert (merged.minimum, merged.maximum) == (values.min(), values.max())
+    with_nan = Moments.of(np.array([1.0, np.nan, 3.0]))
+    assert (with_nan.count, with_nan.mean) == (2, 2.0)
+
+
+def test_partials_merge_in_shard_order_and_fingerprint_the_rows(tmp_path: Path) -> None:
+    table = rows_table(100, 10)
+    write_parquet(table.slice(0, 40), tmp_path / "t" / "part-00000.parquet")
+    write_parquet(table.slice(40), tmp_path / "t" / "part-00001.parquet")
+    partials = [shard_partial(s, tmp_path / "t", ("x",)) for s in (1, 0)]
+    merged = merge_partials(partials, ("x",))["x"]
+    assert math.isclose(merged.mean, np.mean(table.column("x").to_numpy()), rel_tol=1e-12)
+    reordered = split_fingerprint(list(reversed(partials)))
+    assert split_fingerprint(partials) == reordered
+    write_parquet(table.slice(41), tmp_path / "t" / "part-00001.parquet")  # one row less
+    changed = [shard_partial(s, tmp_path / "t", ("x",)) for s in (0, 1)]
+    assert split_fingerprint(changed) != reordered
+
+
+def test_histograms_and_text_statistics(tmp_path: Path) -> None:
+    table = pa.table(
+        {
+            "doc_id": ["a", "b", "c", "d"],
+            "x": [0.0, 1.0, 2.0, 10.0],
+            "text": ["red blue", "red red green", None, "blue"],
+        }
+    )
+    write_parquet(table.slice(0, 2), tmp_path / "t" / "part-00000.parquet")
+    write_parquet(table.slice(2), tmp_path / "t" / "part-00001.parquet")
+    partials = [shard_partial(s, tmp_path / "t", ("x",), with_text=True) for s in (0, 1)]
+    merged = merge_partials(partials, ("x",))
+    edges = {"x": histogram_edges(merged["x"], 5)}
+    assert edges["x"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    counts = [shard_histograms(s, tmp_path / "t", edges)["x"] for s in (0, 1)]
+    assert np.sum(counts, axis=0).tolist() == [2, 1, 0, 0, 1]
+    doc = statistics_document(
+        partials, ("x",), "train", {"x": (edges["x"], [2, 1, 0, 0, 1])}, 2, True
+    )
+    assert doc["text"]["document_frequency_top_k"] == [["blue", 2], ["red", 2]]
+    assert doc["text"]["documents"] == 3 and doc["text"]["words"]["maximum"] == 3.0
+    assert doc["fitted_on"] == {
+        "split": "train",
+        "rows": 4,
+        "fingerprint": split_fingerprint(partials),
+    }
