@@ -96,3 +96,16 @@ def make_shards(
     )
     write_json(document, out / SHARDS_MANIFEST)
     return out
+
+
+def rows_table(n: int, entities: int) -> pa.Table:
+    """``n`` rows of ``entities`` entities, two sources and one feature, each its own cluster."""
+    return pa.table(
+        {
+            "doc_id": [f"d{i:05d}" for i in range(n)],
+            "entity": [f"e{i % entities}" for i in range(n)],
+            "source": ["web" if i % 3 else "code" for i in range(n)],
+            "x": [float(i % 17) for i in range(n)],
+            "cluster_id": [f"d{i:05d}" for i in range(n)],
+        }
+    )

@@ -2,26 +2,12 @@
 
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.kernels.mixing.mix import draw_shard, times_drawn
 from corpus_platform.kernels.mixing.plan import MixError, plan_mix
-
-RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
-
-
-def rows_table(n: int, entities: int) -> pa.Table:
-    return pa.table(
-        {
-            "doc_id": [f"d{i:05d}" for i in range(n)],
-            "entity": [f"e{i % entities}" for i in range(n)],
-            "source": ["web" if i % 3 else "code" for i in range(n)],
-            "x": [float(i % 17) for i in range(n)],
-            "cluster_id": [f"d{i:05d}" for i in range(n)],
-        }
-    )
+from tests.shardtools import rows_table
 
 
 def test_mix_rates_and_draws(tmp_path: Path) -> None:

@@ -14,20 +14,9 @@ from corpus_platform.kernels.splitting.split import (
 )
 from corpus_platform.kernels.splitting.temporal import Cutoffs
 from tests.kernels.splitting.reference_components import entity_components
+from tests.shardtools import rows_table
 
 RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
-
-
-def rows_table(n: int, entities: int) -> pa.Table:
-    return pa.table(
-        {
-            "doc_id": [f"d{i:05d}" for i in range(n)],
-            "entity": [f"e{i % entities}" for i in range(n)],
-            "source": ["web" if i % 3 else "code" for i in range(n)],
-            "x": [float(i % 17) for i in range(n)],
-            "cluster_id": [f"d{i:05d}" for i in range(n)],
-        }
-    )
 
 
 def pairs(*links: tuple[str, str, str, str]) -> pa.Table:

@@ -16,20 +16,7 @@ from corpus_platform.kernels.statistics.fit import (
     split_fingerprint,
     statistics_document,
 )
-
-RATIOS = {"train": 0.8, "validation": 0.1, "test": 0.1}
-
-
-def rows_table(n: int, entities: int) -> pa.Table:
-    return pa.table(
-        {
-            "doc_id": [f"d{i:05d}" for i in range(n)],
-            "entity": [f"e{i % entities}" for i in range(n)],
-            "source": ["web" if i % 3 else "code" for i in range(n)],
-            "x": [float(i % 17) for i in range(n)],
-            "cluster_id": [f"d{i:05d}" for i in range(n)],
-        }
-    )
+from tests.shardtools import rows_table
 
 
 def test_merged_moments_equal_direct_computation() -> None:
