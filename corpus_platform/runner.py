@@ -139,6 +139,15 @@ def _root_cause(error: Any) -> str:
     return error.message.strip()
 
 
+def _not_applicable(asset: str, metadata: dict[str, Any]) -> list[CheckVerdict]:
+    """The checks of ``asset`` that had nothing to check, from its materialization's or its
+    rejection's metadata (Dagster records no result for them)."""
+    return [
+        CheckVerdict(asset, name, CheckStatus.NOT_APPLICABLE, verdict)
+        for name, verdict in (metadata.get("checks_not_applicable") or {}).items()
+    ]
+
+
 def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
     """Collect materializations and check evaluations from a finished run."""
     report = BuildReport(success=result.success)
@@ -147,16 +156,16 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
             materialization = event.step_materialization_data.materialization
             asset = materialization.asset_key.to_user_string()
             report.materialized[asset] = meta = plain_metadata(materialization.metadata)
-            report.checks += [
-                CheckVerdict(asset, name, CheckStatus.NOT_APPLICABLE, verdict)
-                for name, verdict in (meta.get("checks_not_applicable") or {}).items()
-            ]
+            report.checks += _not_applicable(asset, meta)
         elif event.is_step_success:
             report.seconds[event.step_key] = event.event_specific_data.duration_ms / 1000.0
         elif event.is_step_failure:
-            report.failures.append(
-                f"{event.step_key}: {_root_cause(event.step_failure_data.error)}"
-            )
+            failure = event.step_failure_data
+            report.failures.append(f"{event.step_key}: {_root_cause(failure.error)}")
+            rejected = failure.user_failure_data  # a rejected candidate's dg.Failure
+            if rejected is not None and event.step_key in STAGES:  # a stage's op is its name
+                meta = plain_metadata(rejected.metadata)
+                report.checks += _not_applicable(event.step_key, meta)
         elif event.is_run_failure and getattr(event.event_specific_data, "error", None):
             report.failures.append(f"run: {_root_cause(event.event_specific_data.error)}")
     for evaluation in result.get_asset_check_evaluations():

@@ -191,7 +191,11 @@ def reject(
             f"{record['path']} (`corpus candidates` lists it; `corpus gc` removes it).\n"
             + "\n".join(lines)
         ),
-        metadata={"candidate_snapshot": record["snapshot_id"], "candidate_path": record["path"]},
+        metadata={
+            "candidate_snapshot": record["snapshot_id"],
+            "candidate_path": record["path"],
+            "checks_not_applicable": dg.MetadataValue.json(not_applicable(runs)),
+        },
     )
 
 

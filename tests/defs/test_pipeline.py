@@ -19,7 +19,10 @@ def test_every_stage_materializes_and_every_check_passes(built) -> None:
     assert report.ok, report.render()
     assert set(report.materialized) == set(STAGES)
     assert {(c.asset, c.name) for c in report.checks} == EXPECTED_CHECKS
-    assert all(c.passed for c in report.checks)
+    # a first build has no stability baseline; the sample's group split promises no time order
+    not_applicable = {c.name for c in report.checks if c.label == "n/a"}
+    assert not_applicable == {"no_held_out_row_moved_into_train", "temporal_order"}
+    assert all(c.passed for c in report.checks if c.name not in not_applicable)
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 300"
 
