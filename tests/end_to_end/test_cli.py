@@ -19,6 +19,12 @@ from tests.defs.test_definitions import EXPECTED_CHECKS
 
 CORPUS = [sys.executable, "-m", "corpus_platform.cli"]
 
+# the checks a first build of the sample cannot apply: no stability baseline, no time order
+FIRST_BUILD_NOT_APPLICABLE = {
+    ("split_documents", "no_held_out_row_moved_into_train"),
+    ("split_documents", "temporal_order"),
+}
+
 
 def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -168,6 +174,12 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
     }
     assert shown == EXPECTED_CHECKS
     assert all(c["blocking"] for c in checks)
-    assert {c["executionForLatestMaterialization"]["status"] for c in checks} == {"SUCCEEDED"}
+    statuses = {
+        (key, c["name"]): (c["executionForLatestMaterialization"] or {}).get("status")
+        for key, n in assets.items()
+        for c in n["assetChecksOrError"]["checks"]
+    }
+    passed = {k for k, status in statuses.items() if status == "SUCCEEDED"}
+    assert passed == EXPECTED_CHECKS - FIRST_BUILD_NOT_APPLICABLE  # n/a: skipped, never passed
     runs = data["runsOrError"]["results"]
     assert [r["jobName"] for r in runs] == ["build_corpus"] and runs[0]["status"] == "SUCCESS"
