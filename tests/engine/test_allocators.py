@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_platform.engine import LocalEngine
-from corpus_platform.engine.allocators import ARROW_POOL, WORKER_ENVIRONMENT, use_driver_pool
+from corpus_platform.engine.allocators import ARROW_POOL, WORKER_ENVIRONMENT
 
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = ["a shard's worth of words " * 300] * 2_000  # 15 MB of text
@@ -60,20 +60,32 @@ def test_workers_keep_pages_and_the_dagster_process_keeps_its_settings() -> None
     assert not set(WORKER_ENVIRONMENT) & set(os.environ)  # the settings stayed in the workers
 
 
+BASELINE = """
+from corpus_platform.engine.allocators import use_driver_pool
+from tests.engine.test_allocators import _faults, _shard_like_work
+use_driver_pool()  # as a build's Dagster process does
+_shard_like_work()
+before = _faults()
+_shard_like_work()
+print(_faults() - before)
+"""
+
+
 def test_the_same_work_faults_its_pages_in_again_with_the_default_allocators() -> None:
-    """The baseline the settings remove: in this (the Dagster-side) process, jemalloc and
-    glibc's defaults return the freed pages, and every round faults them in again."""
-    use_driver_pool()  # as a build's Dagster process does
-    assert pa.default_memory_pool().backend_name == "jemalloc"
-    before = _faults()
-    _shard_like_work()
-    before = _faults()
-    _shard_like_work()
-    assert _faults() - before > 1_000
+    """The baseline the settings remove: in a Dagster-side process (a new one, so that no
+    earlier test's allocations shape it), jemalloc and glibc's defaults return the freed pages,
+    and every round faults them in again."""
+    done = subprocess.run(
+        [sys.executable, "-c", BASELINE],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 1_000
 
 
-# Run as a main module that loads pyarrow first, as `corpus run` does: spawn re-imports the main
-# module in every worker before the pool's initializer applies the settings.
 PROBE = """
 import json
 import pyarrow
