@@ -25,6 +25,7 @@ import dagster as dg
 from corpus_platform.base.checks import CheckOutcome, CheckStatus
 from corpus_platform.base.redact import redact, redact_text
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.store.provenance import stage_code_version
 
 CheckFn = Callable[[CorpusProject, Path], CheckOutcome]
 
@@ -95,18 +96,27 @@ def stage_asset(
 
     A single-asset ``multi_asset`` whose check results are optional outputs (``can_subset``), so
     that a check that is not applicable yields no result and shows as skipped rather than as
-    passed; a failed blocking check still stops downstream work.
+    passed; a failed blocking check still stops downstream work. Its code version is the digest
+    of its stage family's source (:func:`~corpus_platform.store.provenance.stage_code_version`,
+    the family read from the decorated function's module); its materializations report their
+    snapshot id as data version, so Dagster's staleness follows content.
     """
-    spec = dg.AssetSpec(
-        checks.asset,
-        deps=list(deps),
-        group_name=group_name,
-        kinds=kinds,
-        description=description,
-    )
-    return dg.multi_asset(
-        name=checks.asset, specs=[spec], check_specs=checks.specs(), can_subset=True
-    )
+
+    def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
+        family = fn.__module__.split(".")[2]  # corpus_platform.defs.<family>.assets
+        spec = dg.AssetSpec(
+            checks.asset,
+            deps=list(deps),
+            group_name=group_name,
+            kinds=kinds,
+            description=description,
+            code_version=stage_code_version(family),
+        )
+        return dg.multi_asset(
+            name=checks.asset, specs=[spec], check_specs=checks.specs(), can_subset=True
+        )(fn)
+
+    return decorate
 
 
 def dagster_result(run: CheckRun) -> dg.AssetCheckResult | None:

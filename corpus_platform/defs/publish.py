@@ -134,7 +134,9 @@ def publish(
         "checks_not_applicable": dg.MetadataValue.json(not_applicable(runs)),
     }
     results = [result for run in runs if (result := dagster_result(run)) is not None]
-    yield dg.MaterializeResult(metadata=metadata, check_results=results)
+    yield dg.MaterializeResult(
+        metadata=metadata, check_results=results, data_version=dg.DataVersion(snapshot)
+    )
 
 
 def _pin_all(root: Path, inputs: Mapping[str, Path]) -> dict[str, str]:

@@ -54,6 +54,26 @@ def code_version() -> CodeVersion:
     return CodeVersion(commit, bool(status))
 
 
+SHARED_CODE = ("base", "config", "engine")  # the code every stage runs, besides its family's
+
+
+@cache
+def stage_code_version(family: str) -> str:
+    """A digest of the source a stage family runs: its kernels and its Dagster layer, plus the
+    shared layers. Dagster shows an asset's code version and marks the assets downstream of a
+    changed one as out of date; a change elsewhere in the package leaves this stage's alone."""
+    folders = [*SHARED_CODE, f"kernels/{family}", f"defs/{family}"]
+    files = sorted(
+        path
+        for folder in folders
+        for path in (PACKAGE_DIR / folder).rglob("*.py")
+        if path.is_file()
+    )
+    return fingerprint(
+        [f"{path.relative_to(PACKAGE_DIR).as_posix()}:{path.read_bytes().hex()}" for path in files]
+    )[:16]
+
+
 @cache
 def environment_digest() -> str:
     """A digest of every installed distribution and its version."""
