@@ -4,6 +4,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import yaml
@@ -13,7 +14,13 @@ from corpus_platform.config import ConfigError, parse_config
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 from corpus_platform.store.candidates import list_candidates, remove_candidates
 from corpus_platform.store.lineage import lineage_report
-from corpus_platform.store.lock import busy, current_holder, wait_until_free
+from corpus_platform.store.lock import (
+    BuildLock,
+    busy,
+    current_holder,
+    project_lock,
+    wait_until_free,
+)
 from corpus_platform.store.registry import check_status, list_snapshots
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
@@ -71,13 +78,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     CorpusProject(root=str(root), config_file=args.config).load()  # fail fast, naming the field
     use_configured_remote(root, args.config)
     dvc_settings(root).require_credentials()  # an S3 remote: before any stage is built
-    holder = current_holder(root)
-    if holder is not None and not args.wait:
-        raise busy(root, holder)
-    if holder is not None:
-        print(f"waiting for the running build ({holder.describe()})", flush=True)
-        wait_until_free(root)
-    report = run_build(root, args.config, progress=True)
+    while True:
+        holder = current_holder(root)
+        if holder is not None and not args.wait:
+            raise busy(root, holder)
+        if holder is not None:
+            print(f"waiting for the lock's holder ({holder.describe()})", flush=True)
+            wait_until_free(root, poll_seconds=0.5)
+        report = run_build(root, args.config, progress=True)
+        # --wait: another holder may take the lock between the wait and the build, which then
+        # fails at once and touches nothing; wait again instead of failing
+        if not (args.wait and report.refused_by_lock):
+            break
     print(report.render())
     return 0 if report.ok else 1
 
@@ -121,8 +133,9 @@ def cmd_checkout(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     use_configured_remote(root)
-    for path, snapshot in checkout(root, args.snapshot, args.with_upstream):
-        print(f"restored {path} to {snapshot}")
+    with _command_lock(root, args):
+        for path, snapshot in checkout(root, args.snapshot, args.with_upstream):
+            print(f"restored {path} to {snapshot}")
     return 0
 
 
@@ -132,7 +145,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     use_configured_remote(root)
-    report = replay(root, args.snapshot)
+    with _command_lock(root, args):  # it restores objects into DVC's cache
+        report = replay(root, args.snapshot)
     print(report.render())
     return 0 if report.ok else 1
 
@@ -161,7 +175,9 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 def cmd_pin(args: argparse.Namespace) -> int:
     """Pin a snapshot by name so that gc keeps it and everything it needs."""
-    snapshot = pin_snapshot(Path(args.root).resolve(), args.snapshot, args.name)
+    root = Path(args.root).resolve()
+    with _command_lock(root, args):
+        snapshot = pin_snapshot(root, args.snapshot, args.name)
     print(f"pinned {snapshot} as {args.name!r}")
     return 0
 
@@ -169,6 +185,11 @@ def cmd_pin(args: argparse.Namespace) -> int:
 def cmd_gc(args: argparse.Namespace) -> int:
     """Delete snapshots beyond the newest N per asset, never a pinned one or what it needs."""
     root = Path(args.root).resolve()
+    with _command_lock(root, args):
+        return _gc(root, args)
+
+
+def _gc(root: Path, args: argparse.Namespace) -> int:
     plan = plan_gc(root, args.keep)
     for snapshot, why in plan.keep.items():
         print(f"keep   {snapshot}: {why}")
@@ -188,6 +209,12 @@ def cmd_gc(args: argparse.Namespace) -> int:
         f"remote, {len(candidates)} rejected candidate(s)"
     )
     return 0
+
+
+def _command_lock(root: Path, args: argparse.Namespace) -> AbstractContextManager[BuildLock]:
+    """The project lock for a command that writes ``data/``, pointers, the registry or DVC's
+    storage: refused at once naming the holder, or with ``--wait`` taken when it is free."""
+    return project_lock(root, f"corpus {args.command}", wait=args.wait, keep_crash_trace=True)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -222,11 +249,20 @@ def parser() -> argparse.ArgumentParser:
         command.set_defaults(func=func)
         return command
 
+    def locking(command: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        command.add_argument(
+            "--wait", action="store_true", help="wait for the project lock's holder to finish"
+        )
+        return command
+
     add("candidates", cmd_candidates, "list rejected candidates kept in quarantine")
-    add("checkout", cmd_checkout, "restore a snapshot from DVC", "snapshot").add_argument(
+    checkout = locking(add("checkout", cmd_checkout, "restore a snapshot from DVC", "snapshot"))
+    checkout.add_argument(
         "--with-upstream", action="store_true", help="also restore its chain and its raw inputs"
     )
-    add("replay", cmd_replay, "rebuild a snapshot and compare it stage by stage", "snapshot")
+    locking(
+        add("replay", cmd_replay, "rebuild a snapshot and compare it stage by stage", "snapshot")
+    )
     add("trace", cmd_trace, "every decision made about one row", "doc_id").add_argument(
         "--config", default="corpus.yaml", help="config file, relative to --root"
     )
@@ -234,8 +270,8 @@ def parser() -> argparse.ArgumentParser:
         "--config", default="corpus.yaml", help="config file, relative to --root"
     )
     add("lineage", cmd_lineage, "how a snapshot was made", "snapshot")
-    add("pin", cmd_pin, "pin a snapshot by name (gc keeps it)", "snapshot", "name")
-    gc = add("gc", cmd_gc, "delete old snapshots' objects from cache and remote")
+    locking(add("pin", cmd_pin, "pin a snapshot by name (gc keeps it)", "snapshot", "name"))
+    gc = locking(add("gc", cmd_gc, "delete old snapshots' objects from cache and remote"))
     gc.add_argument("--keep", type=int, required=True, help="newest snapshots to keep per asset")
     gc.add_argument("--dry-run", action="store_true", help="only print the plan")
     return top

@@ -15,6 +15,7 @@ from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
 from corpus_platform.defs.stages import STAGE_CHECKS
+from corpus_platform.store.lock import LOCKED
 
 LOG_DIR = Path(".corpus") / "logs"
 
@@ -50,6 +51,11 @@ class BuildReport:
     selected: tuple[str, ...] = STAGES
     seconds: dict[str, float] = field(default_factory=dict)
     log_file: Path | None = None
+
+    @property
+    def refused_by_lock(self) -> bool:
+        """True when the build did not start because another holder had the project lock."""
+        return not self.materialized and any(LOCKED in f for f in self.failures)
 
     def check(self, name: str) -> CheckVerdict:
         """The verdict of the check called ``name``."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from corpus_platform.base.errors import CorpusError
 
 LOCK_FILE = Path(".corpus") / "build.lock"
+LOCKED = "another build or command holds the project lock"  # in every refusal
 
 
 class ProjectBusy(CorpusError):
@@ -54,8 +55,9 @@ class BuildLock:
 def busy(root: Path, holder: Holder | None) -> ProjectBusy:
     """The error for a second build of the project at ``root``, naming the holder."""
     return ProjectBusy(
-        f"{root}: another build is running ({holder.describe() if holder else 'unknown holder'})"
-        "; wait for it (`corpus run --wait`) or stop that run first"
+        f"{root}: {LOCKED} "
+        f"({holder.describe() if holder else 'unknown holder'}); wait for it (`--wait`) or stop "
+        "it first"
     )
 
 
@@ -99,11 +101,23 @@ def wait_until_free(root: Path, poll_seconds: float = 2.0) -> None:
 
 
 @contextmanager
-def project_lock(root: Path, run_id: str) -> Iterator[BuildLock]:
-    """Hold the project's build lock for the duration of the block.
+def project_lock(
+    root: Path, run_id: str, *, wait: bool = False, keep_crash_trace: bool = False
+) -> Iterator[BuildLock]:
+    """Hold the project's lock for the duration of the block: a build, or any command that
+    writes ``data/``, the ``.dvc`` pointers, the registry, DVC's cache or its remote.
+
+    Args:
+        root: The project folder.
+        run_id: What holds it: a Dagster run id, or the command (``corpus gc``).
+        wait: Block until the holder releases it, then take it (no gap in between), instead of
+            refusing at once.
+        keep_crash_trace: For commands other than a build: when the previous holder died, leave
+            its trace for the next build, which marks its run failed and cleans what it left.
 
     Raises:
-        ProjectBusy: at once, naming the holder, when another build holds it.
+        ProjectBusy: at once, naming the holder, when another holder has it and ``wait`` is
+            false.
     """
     path = lock_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +126,9 @@ def project_lock(root: Path, run_id: str) -> Iterator[BuildLock]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise busy(root, _read_holder(fd)) from None
+            if not wait:
+                raise busy(root, _read_holder(fd)) from None
+            fcntl.flock(fd, fcntl.LOCK_EX)
         crashed = _read_holder(fd)
         holder = Holder(
             pid=os.getpid(),
@@ -128,6 +144,9 @@ def project_lock(root: Path, run_id: str) -> Iterator[BuildLock]:
             yield BuildLock(holder, crashed)
         finally:
             os.ftruncate(fd, 0)
+            if keep_crash_trace and crashed is not None:
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.write(fd, json.dumps(asdict(crashed)).encode("utf-8"))
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

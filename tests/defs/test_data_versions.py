@@ -16,8 +16,8 @@ def test_every_stage_has_its_familys_code_version() -> None:
     versions = {name: defs.resolve_assets_def(name).code_versions_by_key for name in STAGES}
     flat = {name: v[dg.AssetKey(name)] for name, v in versions.items()}
     assert flat["split_documents"] == stage_code_version("splitting")
-    assert flat["fitted_statistics"] == flat["normalized_splits"] == stage_code_version(
-        "statistics"
+    assert (
+        flat["fitted_statistics"] == flat["normalized_splits"] == stage_code_version("statistics")
     )
     assert len(set(flat.values())) == 7  # one per family: seven families, eight stages
 
