@@ -1,6 +1,7 @@
 """split_documents: train / validation / test decided from stable keys, never from row order."""
 
 from collections import Counter
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
 from corpus_platform.engine import Engine
+from corpus_platform.kernels.splitting.anchors import merge_anchors, shard_anchors
 from corpus_platform.kernels.splitting.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
 from corpus_platform.kernels.splitting.components import ComponentReport, ComponentStats
@@ -34,6 +36,8 @@ from corpus_platform.kernels.splitting.leakage import moved_into_train
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.registry import find_snapshot
+from corpus_platform.store.snapshots import current_snapshot
 
 
 def compute_asof(engine: Engine, upstream: Path, scratch: Path, config: CorpusConfig) -> None:
@@ -154,6 +158,34 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
     return metadata
 
 
+PLACEMENT_SETTINGS = ("seed", "num_shards", "split")  # what decides where a row lands
+
+
+def anchor_to_published(
+    plan: SplitPlan, corpus: CorpusProject, config: CorpusConfig, engine: Engine
+) -> SplitPlan:
+    """A group split built with the settings of the published one (same seed, shard count and
+    ``split`` section, epoch included) keeps every published row where it is
+    (:mod:`~corpus_platform.kernels.splitting.anchors`): the rows appended since are placed
+    around them. The anchors of the new components are read from the published split on the
+    engine, one shard a task. Any other case places rows from scratch: the first build, a new
+    epoch, and a changed setting, whose moves the stability check reports (a changed setting
+    takes effect through a new ``split.epoch``)."""
+    published = corpus.stage_dir(SPLIT_DOCUMENTS)
+    snapshot = current_snapshot(corpus.root_path, published)
+    if config.split.mode != "group" or snapshot is None:
+        return plan
+    recorded = find_snapshot(corpus.root_path, snapshot).get("config", {})
+    now = config.recorded()
+    if any(recorded.get(key) != now[key] for key in PLACEMENT_SETTINGS):
+        return plan
+    parts = engine.map_shards(
+        partial(shard_anchors, published=published, name_components=plan.component_names),
+        range(config.num_shards),
+    )
+    return replace(plan, anchors=merge_anchors(parts), published=published)
+
+
 def record_epoch_moves(published: Path, staging: Path, config: CorpusConfig) -> dict:
     """On a new ``split.epoch``, list the previous epoch's held-out rows that moved into train in
     ``epoch_moves/moved_into_train.parquet`` and return their count for the manifest."""
@@ -209,7 +241,9 @@ def place_rows(
     with candidate_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging:
         if config.asof_features:
             compute_asof(engine, upstream, scratch, config)
-        plan = make_plan(upstream, scratch, config, linked)
+        plan = anchor_to_published(
+            make_plan(upstream, scratch, config, linked), corpus, config, engine
+        )
         totals: Counter[str] = Counter()
         for placed in engine.map_shards(
             partial(split_shard, upstream=upstream, staging=staging, plan=plan),

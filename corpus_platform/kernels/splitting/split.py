@@ -34,6 +34,7 @@ from corpus_platform.base.hashing import BUCKETS, bucket_of
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import part_path, read_shard, write_parquet
 from corpus_platform.config import AsofFeature
+from corpus_platform.kernels.splitting.anchors import Anchors, anchored, published_rows
 from corpus_platform.kernels.splitting.asof import asof_columns
 from corpus_platform.kernels.splitting.temporal import EMBARGO, Cutoffs, micros
 
@@ -85,24 +86,33 @@ class SplitPlan:
     asof_scratch: Path | None = None
     bridges: frozenset[str] = frozenset()
     labels: Path | None = None  # entity -> component partitions (split_graph); else components
+    anchors: Anchors | None = None  # group mode appended to a published split of its epoch
+    published: Path | None = None  # that published split (its rows keep their splits)
 
-    def place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
-        """(component, bucket, split or drop reason) for every row of ``table``; rows in
-        ``bridges`` are dropped with reason ``bridge``."""
+    def place(self, table: pa.Table, shard: int = 0) -> tuple[list[str], list[int], list[str]]:
+        """(component, bucket, split or drop reason) for every row of ``table`` (rows of logical
+        shard ``shard``); rows in ``bridges`` are dropped with reason ``bridge``, and with
+        ``anchors`` published rows keep their splits (:mod:`kernels.splitting.anchors`)."""
         component, buckets, placed = self._place(table)
-        if not self.bridges:
-            return component, buckets, placed
         ids = table.column("doc_id").to_pylist()
-        placed = [BRIDGE if d in self.bridges else p for d, p in zip(ids, placed, strict=True)]
+        if self.bridges:
+            placed = [BRIDGE if d in self.bridges else p for d, p in zip(ids, placed, strict=True)]
+        if self.anchors is not None and self.published is not None:
+            previous = published_rows(self.published, shard)
+            placed = anchored(ids, component, placed, self.anchors, previous, BRIDGE)
         return component, buckets, placed
 
-    def _place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
+    def component_names(self, table: pa.Table) -> list[str]:
+        """The component of every row of ``table`` (its doc_id in row mode)."""
         key_column = "doc_id" if self.mode == "row" else "entity"
         keys = table.column(key_column).to_pylist()
         named = self.components
         if self.labels is not None and self.mode != "row":
             named = {**read_labels(self.labels, table.column("entity")), **self.components}
-        component = [k if self.mode == "row" else named.get(k, k) for k in keys]
+        return [k if self.mode == "row" else named.get(k, k) for k in keys]
+
+    def _place(self, table: pa.Table) -> tuple[list[str], list[int], list[str]]:
+        component = self.component_names(table)
         buckets = [bucket_of(c, self.seed) for c in component]
         bounds = bucket_bounds(self.ratios)
         by_bucket = [split_of(b, bounds) for b in buckets]
@@ -131,7 +141,7 @@ def split_shard(shard: int, upstream: Path, staging: Path, plan: SplitPlan) -> d
         if plan.asof_scratch is None:
             raise ValueError("as-of features need the scratch folder they were computed in")
         table = asof_columns(shard, plan.asof_scratch, table, plan.asof)
-    component, buckets, placed = plan.place(table)
+    component, buckets, placed = plan.place(table, shard)
     table = table.append_column("component", pa.array(component, pa.string()))
     table = table.append_column("bucket", pa.array(buckets, pa.int32()))
     column = pa.array(placed, pa.string())
