@@ -130,6 +130,7 @@ QUERY = """{
   assetNodes { assetKey { path } assetChecksOrError { ... on AssetChecks { checks {
     name blocking executionForLatestMaterialization { status } } } } }
   runsOrError { ... on Runs { results { status jobName } } }
+  shouldShowNux
 }"""
 
 
@@ -166,6 +167,7 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    assert data["shouldShowNux"] is False  # no newsletter modal over the project
     assets = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert len(assets) == 8 and "training_shards" in assets
     checks = [c for n in assets.values() for c in n["assetChecksOrError"]["checks"]]
