@@ -15,7 +15,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from corpus_platform.audit import input_targets
 from corpus_platform.base.names import NORMALIZED_SPLITS, STAGES, TRAIN, TRAINING_MIX
 from corpus_platform.base.shards import part_path, read_manifest, read_parquet, write_parquet
-from corpus_platform.defs.mixing.checks import mix_proportions_within_tolerance
+from corpus_platform.defs.mixing.checks import eval_ngrams, mix_proportions_within_tolerance
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.stages import check_on_published
 from corpus_platform.runner import BuildReport
@@ -220,3 +220,11 @@ def test_the_tokenizer_is_a_pinned_input_that_replay_restores(token_builds) -> N
     assert pinned == current_snapshot(root, root / "tokenizer.json")
     targets = dict(input_targets(root, chain(root, entry)))
     assert targets[root / "tokenizer.json"] == pinned  # checkout --with-upstream and replay
+
+
+def test_decontamination_uses_the_projects_normalization(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    set_config(root, dedup={"normalization": {"tokens": "whitespace", "punctuation": True}})
+    corpus = CorpusProject(root=str(root))
+    loaded = eval_ngrams(corpus, corpus.load())
+    assert loaded.normalization.tokens == "whitespace" and loaded.normalization.punctuation

@@ -12,6 +12,7 @@ from corpus_platform.base.names import (
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, overlap_report
 from corpus_platform.kernels.mixing.mix import drawn_units, source_units
 from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
@@ -24,10 +25,15 @@ from corpus_platform.kernels.mixing.tokens import (
 
 
 def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
-    """The hashed n-grams of every configured evaluation set."""
+    """The hashed n-grams of every configured evaluation set, under the project's one
+    normalization (``dedup.normalization``), which the training texts then get too."""
     settings = config.decontamination
     return load_eval_ngrams(
-        corpus.root_path, settings.eval_sets, settings.text_column, settings.ngram
+        corpus.root_path,
+        settings.eval_sets,
+        settings.text_column,
+        settings.ngram,
+        DedupParams.from_config(config).normalization,
     )
 
 

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import xxhash
 
 from corpus_platform.base.arrays import avalanche64
-from corpus_platform.base.hashing import normalize_text
+from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.shards import read_shard
 from corpus_platform.base.words import split_whitespace
 from corpus_platform.engine import Engine, LocalEngine
@@ -45,34 +45,50 @@ class EvalNgrams:
 
     sets: dict[str, frozenset[int]]
     words: frozenset[str]
+    normalization: TextNormalization = DEFAULT_NORMALIZATION  # training texts get the same
 
     @classmethod
-    def of(cls, texts: dict[str, list[str]], n: int) -> EvalNgrams:
-        """The n-gram hash sets of each named list of evaluation texts, and their words."""
+    def of(
+        cls,
+        texts: dict[str, list[str]],
+        n: int,
+        normalization: TextNormalization = DEFAULT_NORMALIZATION,
+    ) -> EvalNgrams:
+        """The n-gram hash sets of each named list of evaluation texts, and their words, under
+        ``normalization`` (the project's ``dedup.normalization``)."""
         sets: dict[str, frozenset[int]] = {}
         words: set[str] = set()
         for name, items in sorted(texts.items()):
             hashes: set[int] = set()
-            for grams in ngram_sets(items, n):
+            for grams in ngram_sets(items, n, normalization):
                 hashes.update(grams.tolist())
             sets[name] = frozenset(hashes)
             for text in items:
-                words.update(normalize_text(text).split())
-        return cls(sets, frozenset(words))
+                words.update(normalization.apply(text).split())
+        return cls(sets, frozenset(words), normalization)
 
 
-def ngram_sets(texts: list[str | None], n: int) -> list[np.ndarray]:
+def ngram_sets(
+    texts: list[str | None], n: int, normalization: TextNormalization = DEFAULT_NORMALIZATION
+) -> list[np.ndarray]:
     """The hashes of each text's word ``n``-grams, normalized as exact dedup does (64-bit,
     sorted, distinct; empty for a text without words), hashed a batch at a time."""
     out: list[np.ndarray] = []
     for start in range(0, len(texts), BATCH_TEXTS):
-        normalized = [normalize_text(t or "") for t in texts[start : start + BATCH_TEXTS]]
+        batch = texts[start : start + BATCH_TEXTS]
+        normalized = [normalization.apply(t or "") for t in batch]
         sets = normalized_shingle_sets(normalized, n)
         out += [sets.row(i) if text else EMPTY for i, text in enumerate(normalized)]
     return out
 
 
-def load_eval_ngrams(root: Path, eval_sets: dict[str, str], text_column: str, n: int) -> EvalNgrams:
+def load_eval_ngrams(
+    root: Path,
+    eval_sets: dict[str, str],
+    text_column: str,
+    n: int,
+    normalization: TextNormalization = DEFAULT_NORMALIZATION,
+) -> EvalNgrams:
     """Read every evaluation file and hash its n-grams.
 
     Raises:
@@ -93,7 +109,7 @@ def load_eval_ngrams(root: Path, eval_sets: dict[str, str], text_column: str, n:
                     "column holding the evaluation text"
                 )
             texts[name] += [str(t) for t in table.column(text_column).to_pylist() if t]
-    return EvalNgrams.of(texts, n)
+    return EvalNgrams.of(texts, n, normalization)
 
 
 def contaminating_sets_of(
@@ -108,7 +124,8 @@ def contaminating_sets_of(
     found: list[list[str]] = []
     for start in range(0, len(texts), BATCH_TEXTS):
         batch = texts[start : start + BATCH_TEXTS]
-        values, owner = candidate_ngrams([normalize_text(t or "") for t in batch], n, vocabulary)
+        normalized = [eval_ngrams.normalization.apply(t or "") for t in batch]
+        values, owner = candidate_ngrams(normalized, n, vocabulary)
         hit_rows = {
             name: set(owner[np.isin(values, hashes)].tolist()) for name, hashes in lookups.items()
         }

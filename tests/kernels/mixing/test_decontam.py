@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.kernels.ingest.readers import InputError
 from corpus_platform.kernels.mixing.decontam import (
@@ -30,6 +31,21 @@ def test_shared_13_gram_is_contamination(tmp_path: Path) -> None:
     assert contaminating_sets_of([twelve], sets, 13) == [[]]
     assert contaminating_sets_of([None], sets, 13) == [[]]
     assert len(set(ngram_sets([BENCH], 13)[0].tolist())) == len(words) - 12
+
+
+def test_decontamination_tokenizes_as_dedup_normalization_says(tmp_path: Path) -> None:
+    """The one normalization: with the default (``\\w+`` words) punctuation inside a copied
+    passage does not hide it; with whitespace tokens, ``fox-jumps`` is one token and the copy
+    shares no 13-gram."""
+    (tmp_path / "bench.jsonl").write_text(json.dumps({"text": BENCH}) + "\n", encoding="utf-8")
+    copied = BENCH.replace("fox jumps", "fox-jumps").replace("lazy dog", "lazy, dog") + "!"
+    words = load_eval_ngrams(tmp_path, {"bench": "bench.jsonl"}, "text", 13)
+    assert contaminating_sets_of([copied], words, 13) == [["bench"]]
+    plain = TextNormalization(tokens="whitespace")
+    spaces = load_eval_ngrams(tmp_path, {"bench": "bench.jsonl"}, "text", 13, plain)
+    assert spaces.normalization == plain
+    assert contaminating_sets_of([copied], spaces, 13) == [[]]
+    assert contaminating_sets_of([BENCH], spaces, 13) == [["bench"]]
 
 
 def test_candidate_windows_find_what_hashing_every_window_finds() -> None:
