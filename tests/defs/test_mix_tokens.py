@@ -13,8 +13,21 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from corpus_platform.audit import input_targets
-from corpus_platform.base.names import NORMALIZED_SPLITS, STAGES, TRAIN, TRAINING_MIX
-from corpus_platform.base.shards import part_path, read_manifest, read_parquet, write_parquet
+from corpus_platform.base.names import (
+    NORMALIZED_SPLITS,
+    SHARDS_MANIFEST,
+    STAGES,
+    TRAIN,
+    TRAINING_MIX,
+    TRAINING_SHARDS,
+)
+from corpus_platform.base.shards import (
+    part_path,
+    read_json,
+    read_manifest,
+    read_parquet,
+    write_parquet,
+)
 from corpus_platform.defs.mixing.checks import eval_ngrams, mix_proportions_within_tolerance
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.stages import check_on_published
@@ -128,6 +141,11 @@ def test_token_shares_follow_the_temperature_targets(token_builds) -> None:
     assert manifest["available_tokens_per_source"] == available
     assert manifest["drawn_tokens_per_source"] == drawn
     assert manifest["tokens"] == sum(drawn.values())
+    # the shards count tokens in the mix's unit too: every sample's tokenizer tokens
+    shards = read_json(data / TRAINING_SHARDS / SHARDS_MANIFEST)
+    assert shards["tokens_counted_with"] == "tokenizer.json"
+    assert shards["totals"]["tokens"] == sum(drawn.values())
+    assert report.check("shards_match_manifest").passed  # its recount uses the tokenizer too
     # the largest mix without repeats: the smallest weighted source is drawn exactly once
     smallest = min(available, key=lambda s: available[s] / target[s])
     assert manifest["rates"][smallest] == 1.0 and drawn[smallest] == available[smallest]

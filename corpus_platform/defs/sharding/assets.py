@@ -6,6 +6,7 @@ from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_MIX, TRAINING_S
 from corpus_platform.base.shards import write_json
 from corpus_platform.defs.card import card_entries, write_dataset_card
 from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.mixing.checks import token_counter
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.sharding.checks import TRAINING_SHARDS_CHECKS
@@ -25,7 +26,7 @@ from corpus_platform.store.datasets import candidate_folder
 )
 def training_shards(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
-    settings = config.shards
+    settings, counter = config.shards, token_counter(corpus, config)
     with (
         corpus.scratch(TRAINING_SHARDS) as scratch,
         candidate_folder(corpus.stage_dir(TRAINING_SHARDS)) as staging,
@@ -39,7 +40,10 @@ def training_shards(corpus: CorpusProject) -> StageOutput:
             settings.max_bytes,
             settings.max_samples,
             corpus.engine(config),
+            counter,
         )
+        if counter is not None:  # tokens in the mix's unit: its tokenizer's
+            document["tokens_counted_with"] = config.mix.tokenizer
         card = write_dataset_card(corpus, staging, document["totals"])
         document["card"] = card_entries(staging)
         write_json(document, staging / SHARDS_MANIFEST)

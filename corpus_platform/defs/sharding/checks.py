@@ -10,6 +10,7 @@ from corpus_platform.base.names import (
 )
 from corpus_platform.base.shards import read_json
 from corpus_platform.defs.checks import StageChecks
+from corpus_platform.defs.mixing.checks import token_counter
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.engine import batch_count, batch_size
 from corpus_platform.kernels.sharding.audit import (
@@ -34,7 +35,8 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> CheckOutcom
     problems = [] if shards == list(range(len(shards))) else [f"shard numbers {shards}"]
     size = batch_size(len(shards), VERIFY_BATCH)
     per_shard = corpus.engine(config).map_shards(
-        partial(verify_batch, folder=candidate, size=size), range(batch_count(len(shards), size))
+        partial(verify_batch, folder=candidate, size=size, counter=token_counter(corpus, config)),
+        range(batch_count(len(shards), size)),
     )
     problems += [p for found in per_shard for p in found] + totals_problems(document)
     problems += card_problems(candidate, document)

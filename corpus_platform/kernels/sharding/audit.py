@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST, WEBDATASET
-from corpus_platform.kernels.sharding.shards import file_md5
+from corpus_platform.kernels.mixing.tokens import TokenCounter
+from corpus_platform.kernels.sharding.shards import count_tokens, file_md5
 
 MEMBERS = ("json", "txt")  # the members of every sample, in the order they are written
 
@@ -65,7 +66,10 @@ def _sample(path: Path, key: str, members: dict[str, bytes]) -> TarSample:
 
 
 def verify_shard(
-    shard: int, folder: Path, entries: dict[int, Sequence[dict[str, Any]]]
+    shard: int,
+    folder: Path,
+    entries: dict[int, Sequence[dict[str, Any]]],
+    counter: TokenCounter | None = None,
 ) -> list[str]:
     """Every way output shard ``shard``'s files differ from their manifest entries
     (``entries[shard]``: one tar and one Parquet file) and from each other; empty when they
@@ -93,7 +97,7 @@ def verify_shard(
             continue
         samples[str(fmt)] = rows
         if counted is None or rows != counted[0]:  # the second format's rows are usually equal
-            counted = (rows, sum(len(text.split()) for *_, text in rows))
+            counted = (rows, int(count_tokens([text for *_, text in rows], counter).sum()))
         tokens = counted[1]
         if (len(rows), tokens) != (entry.get("samples"), entry.get("tokens")):
             problems.append(
@@ -117,7 +121,9 @@ def shard_numbers(manifest: dict[str, Any]) -> list[int]:
     return sorted({int(e.get("shard", -1)) for e in manifest.get("shards", [])})
 
 
-def verify_batch(batch: int, folder: Path, size: int = VERIFY_BATCH) -> list[str]:
+def verify_batch(
+    batch: int, folder: Path, size: int = VERIFY_BATCH, counter: TokenCounter | None = None
+) -> list[str]:
     """:func:`verify_shard` for the ``batch``-th run of ``size`` shard numbers of the manifest
     in ``folder``, read here: a task's arguments stay small however many shards there are
     (each task carrying every entry would cost shards squared)."""
@@ -127,7 +133,7 @@ def verify_batch(batch: int, folder: Path, size: int = VERIFY_BATCH) -> list[str
     for entry in manifest.get("shards", []):
         if int(entry.get("shard", -1)) in entries:
             entries[int(entry.get("shard", -1))].append(entry)
-    return [problem for shard in mine for problem in verify_shard(shard, folder, entries)]
+    return [problem for shard in mine for problem in verify_shard(shard, folder, entries, counter)]
 
 
 def _tar_rows(path: Path) -> list[tuple[str, str, int, str]]:

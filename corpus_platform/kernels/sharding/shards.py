@@ -56,6 +56,7 @@ from corpus_platform.base.shards import (
     write_parquet,
 )
 from corpus_platform.engine import Engine
+from corpus_platform.kernels.mixing.tokens import TokenCounter
 
 BLOCK = 512  # tar header and payload granularity
 RECORD = 20 * BLOCK  # tarfile pads an archive to whole records
@@ -103,6 +104,14 @@ def whitespace_tokens(texts: Sequence[str | None]) -> np.ndarray:
     return np.fromiter((len(t.split()) if t else 0 for t in texts), np.int64, len(texts))
 
 
+def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> np.ndarray:
+    """The tokens of every text in the mix's unit: ``counter``'s (a tokenizer's token ids) for
+    ``mix.unit: tokens``, else whitespace words."""
+    if counter is None or not counter.path:
+        return whitespace_tokens(texts)
+    return np.asarray(counter.count(texts), np.int64)
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
@@ -129,12 +138,15 @@ def _text_column(table: pa.Table) -> pa.Array:
     return pa.nulls(len(table), pa.string())
 
 
-def explode_shard(shard: int, folder: Path, scratch: Path, seed: int) -> pa.Table:
+def explode_shard(
+    shard: int, folder: Path, scratch: Path, seed: int, counter: TokenCounter | None = None
+) -> pa.Table:
     """Write mix shard ``shard``'s samples (every draw of every row, with ``key``, ``draw`` and
     the encoded metadata) to ``scratch/samples``; return per sample its order hash, key, tar
-    bytes, tokens, this shard and its index in that file."""
+    bytes, tokens (counted by ``counter``, the mix's, or as whitespace words without one), this
+    shard and its index in that file."""
     table = read_shard(folder, shard)
-    tokens = whitespace_tokens(_text_column(table).to_pylist())
+    tokens = count_tokens(_text_column(table).to_pylist(), counter)
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
     starts = np.cumsum(drawn) - drawn
@@ -354,13 +366,16 @@ def build_shards(
     max_bytes: int,
     max_samples: int | None,
     engine: Engine,
+    counter: TokenCounter | None = None,
 ) -> dict[str, Any]:
     """Write the shards of the mix in ``mix`` (``num_shards`` logical shards) into ``staging``
-    (``scratch`` must be an empty folder); return the manifest (the caller writes it)."""
+    (``scratch`` must be an empty folder); return the manifest (the caller writes it). Token
+    counts are ``counter``'s (the mix's tokenizer), or whitespace words without one."""
     mix_shards = range(num_shards)
-    sizes = engine.map_shards(
-        partial(explode_shard, folder=mix, scratch=scratch, seed=seed), mix_shards
-    )
+    explode = partial(explode_shard, folder=mix, scratch=scratch, seed=seed)
+    if counter is not None:
+        explode = partial(explode, counter=counter)
+    sizes = engine.map_shards(explode, mix_shards)
     plan = plan_shards(sizes, scratch, max_bytes, max_samples)
     engine.map_shards(partial(scatter_shard, scratch=scratch), mix_shards)
     planned = json.dumps([p["tar_bytes"] for p in plan])
