@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.names import TRAINING_SHARDS
 from corpus_platform.config import ConfigError, parse_config
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
 from corpus_platform.store.candidates import list_candidates, remove_candidates
@@ -22,6 +23,7 @@ from corpus_platform.store.lock import (
     wait_until_free,
 )
 from corpus_platform.store.registry import check_status, list_snapshots
+from corpus_platform.store.releases import find_release, list_releases, record_release
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
 from corpus_platform.store.snapshots import ensure_snapshot_remote
@@ -133,9 +135,36 @@ def cmd_checkout(args: argparse.Namespace) -> int:
 
     root = Path(args.root).resolve()
     use_configured_remote(root)
+    release = find_release(root, args.snapshot)  # a release restores its whole chain
+    snapshot = release["snapshot_id"] if release else args.snapshot
     with _command_lock(root, args):
-        for path, snapshot in checkout(root, args.snapshot, args.with_upstream):
-            print(f"restored {path} to {snapshot}")
+        for path, restored in checkout(root, snapshot, args.with_upstream or bool(release)):
+            print(f"restored {path} to {restored}")
+    return 0
+
+
+def cmd_releases(args: argparse.Namespace) -> int:
+    """List the releases: the chains of snapshots that passed together, oldest first."""
+    releases = list_releases(Path(args.root).resolve())
+    if not releases:
+        print("no releases yet: a `corpus run` in which every stage passes records one")
+        return 0
+    for r in releases:
+        dirty = "+dirty" if r["code_dirty"] else ""
+        print(
+            f"{r['name']:<16} {r['created']}  code={r['code_version'][:12]}{dirty} "
+            f"config={r['config_hash'][:12]} rows={r['rows']} tokens={r['tokens']} "
+            f"shards={r['snapshot_id']}"
+        )
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    """Name the chain of snapshots published now as a release."""
+    root = Path(args.root).resolve()
+    with _command_lock(root, args):
+        record = record_release(root, args.name)
+    print(f"release {record['name']}: {TRAINING_SHARDS} {record['snapshot_id']} and its chain")
     return 0
 
 
@@ -256,7 +285,11 @@ def parser() -> argparse.ArgumentParser:
         return command
 
     add("candidates", cmd_candidates, "list rejected candidates kept in quarantine")
-    checkout = locking(add("checkout", cmd_checkout, "restore a snapshot from DVC", "snapshot"))
+    add("releases", cmd_releases, "list releases (chains that passed together)")
+    locking(add("release", cmd_release, "name the published chain as a release", "name"))
+    checkout = locking(
+        add("checkout", cmd_checkout, "restore a snapshot or a release from DVC", "snapshot")
+    )
     checkout.add_argument(
         "--with-upstream", action="store_true", help="also restore its chain and its raw inputs"
     )

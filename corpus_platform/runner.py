@@ -15,7 +15,8 @@ from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
 from corpus_platform.defs.stages import STAGE_CHECKS
-from corpus_platform.store.lock import LOCKED
+from corpus_platform.store.lock import LOCKED, project_lock
+from corpus_platform.store.releases import record_release
 
 LOG_DIR = Path(".corpus") / "logs"
 
@@ -51,6 +52,7 @@ class BuildReport:
     selected: tuple[str, ...] = STAGES
     seconds: dict[str, float] = field(default_factory=dict)
     log_file: Path | None = None
+    release: dict[str, Any] | None = None  # recorded after a full build that passed
 
     @property
     def refused_by_lock(self) -> bool:
@@ -87,6 +89,12 @@ class BuildReport:
             "result: "
             + ("every stage built, every applicable check passed" if self.ok else "FAILED")
         )
+        if self.release is not None:
+            name = self.release["name"]
+            lines.append(
+                f"release: {name} (`corpus checkout {name}` restores it; `corpus releases` "
+                "lists every release)"
+            )
         if not self.ok and self.log_file is not None:
             lines.append(f"Dagster's full log of this build: {self.log_file}")
         return "\n".join(lines)
@@ -221,4 +229,7 @@ def run_build(
     report = summarize(result)
     report.log_file = log_file
     report.selected = tuple(s for s in STAGES if not assets or s in assets)
+    if report.ok and report.selected == STAGES:
+        with project_lock(root, f"release of run {result.run_id}", wait=True):
+            report.release = record_release(root, run_id=result.run_id)
     return report

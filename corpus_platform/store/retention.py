@@ -21,6 +21,7 @@ from corpus_platform.store.registry import (
     list_snapshots,
     read_records,
 )
+from corpus_platform.store.releases import list_releases
 from corpus_platform.store.snapshots import ObjectCheck, current_snapshot, object_path
 
 
@@ -82,6 +83,8 @@ def plan_gc(root: Path, keep: int) -> GcPlan:
             reasons.setdefault(current, f"in use in {STAGE_ROOT}/{asset}")
     for name, snapshot in pins(root).items():
         reasons[snapshot] = f"pinned as {name!r}"
+    for release in list_releases(root):
+        reasons.setdefault(release["snapshot_id"], f"release {release['name']}")
     for snapshot, why in list(reasons.items()):
         for needed in _needs(root, snapshot) - {snapshot}:
             reasons.setdefault(needed, f"needed by {snapshot} ({why})")
