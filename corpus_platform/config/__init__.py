@@ -214,6 +214,8 @@ class SplitConfig(_Model):
     max_component_share: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05
     oversize: Literal["fail", "cut"] = "fail"
     epoch: Annotated[int, Field(ge=0)] = 0
+    # held-out rows compared with every train row by exact Jaccard, no band keys (0: off)
+    recall_sample: Annotated[int, Field(ge=0)] = 200
 
     @property
     def uses_time(self) -> bool:

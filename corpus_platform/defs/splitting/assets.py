@@ -159,6 +159,14 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
 
 
 PLACEMENT_SETTINGS = ("seed", "num_shards", "split")  # what decides where a row lands
+CHECK_ONLY_SETTINGS = ("tolerance", "recall_sample")  # split settings that only checks read
+
+
+def _placement(config: dict, key: str) -> object:
+    value = config.get(key)
+    if key == "split" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in CHECK_ONLY_SETTINGS}
+    return value
 
 
 def anchor_to_published(
@@ -177,7 +185,7 @@ def anchor_to_published(
         return plan
     recorded = find_snapshot(corpus.root_path, snapshot).get("config", {})
     now = config.recorded()
-    if any(recorded.get(key) != now[key] for key in PLACEMENT_SETTINGS):
+    if any(_placement(recorded, key) != _placement(now, key) for key in PLACEMENT_SETTINGS):
         return plan
     parts = engine.map_shards(
         partial(shard_anchors, published=published, name_components=plan.component_names),

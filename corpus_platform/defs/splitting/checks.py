@@ -1,5 +1,6 @@
 """Blocking checks on split_documents: nothing that could leak crosses a split boundary."""
 
+from functools import partial
 from pathlib import Path
 
 from corpus_platform.base.checks import CheckOutcome
@@ -32,6 +33,11 @@ from corpus_platform.kernels.splitting.neighbours import (
     reusable_groups,
 )
 from corpus_platform.kernels.splitting.ratios import split_ratio_report
+from corpus_platform.kernels.splitting.recall import (
+    build_sample,
+    shard_candidates,
+    shard_recall_hits,
+)
 from corpus_platform.kernels.splitting.temporal import MICROS_PER_DAY, check_order
 from corpus_platform.store import band_cache
 from corpus_platform.store.snapshots import current_snapshot
@@ -136,6 +142,40 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject, candidate: Path) 
     )
 
 
+def held_out_sample_has_no_train_neighbour(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
+    """Independent of the dedup stage's LSH: a seeded sample of ``split.recall_sample``
+    held-out rows compared by exact word n-gram Jaccard with every train row (one train shard a
+    task); a pair at or above the split's similarity threshold fails it."""
+    config = corpus.load()
+    size, shards = config.split.recall_sample, range(config.num_shards)
+    if size == 0:
+        return CheckOutcome.not_applicable("split.recall_sample is 0: no sample compared")
+    params, engine = DedupParams.from_config(config), corpus.engine(config)
+    parts = engine.map_shards(
+        partial(shard_candidates, split_root=candidate, seed=config.seed, size=size), shards
+    )
+    sample = build_sample(parts, size, params.shingle_size, params.normalization)
+    if not len(sample):
+        return CheckOutcome.not_applicable("no held-out row with text to sample")
+    compare = partial(
+        shard_recall_hits,
+        split_root=candidate,
+        sample=sample,
+        ngram=params.shingle_size,
+        normalization=params.normalization,
+        threshold=params.pair_threshold,
+    )
+    results = engine.map_shards(compare, shards)
+    hits = sorted(hit for _, found in results for hit in found)
+    return CheckOutcome.judged(
+        not hits,
+        f"train rows at Jaccard >= {params.pair_threshold} with one of {len(sample)} sampled "
+        f"held-out rows: {len(hits)} pairs ({sum(n for n, _ in results)} train rows compared)",
+        [f"{held}~{train} ({jaccard:.3f})" for held, train, jaccard in hits[:10]],
+        {"sample_size": len(sample)},
+    )
+
+
 def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Each split's share is within ``split.tolerance`` of its ratio: shares of rows, or in
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
@@ -208,6 +248,7 @@ SPLIT_DOCUMENTS_CHECKS = StageChecks(
         no_entity_in_two_splits,
         no_cluster_in_two_splits,
         no_train_neighbour_of_held_out_rows,
+        held_out_sample_has_no_train_neighbour,
         split_ratios_within_tolerance,
         temporal_order,
         asof_features_causal,

@@ -1,0 +1,113 @@
+"""An independent recall check of the split: a seeded sample of held-out rows against every
+train row by exact word n-gram Jaccard, with no LSH band keys.
+
+The leak checks that reuse the dedup stage's candidates see only pairs that LSH found; a pair
+the bands missed would be invisible to all of them. This check looks for such pairs directly:
+``split.recall_sample`` held-out rows (the ones whose seeded hash is smallest, so the sample is
+a pure function of the rows, the seed and the size) are shingled once, and every train shard is
+compared with the whole sample on the engine, one shard a task. A train row and a sampled row at
+or above the split's similarity threshold fail the check.
+
+Per train row the comparison is one sorted lookup: the sample's shingles sit in one sorted array
+with the sample row each belongs to, so a train row's shingles find every sampled row they share
+a shingle with at once, and the intersection sizes are a count per sampled row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from corpus_platform.base.hashing import TextNormalization, unit_interval
+from corpus_platform.base.names import HELD_OUT, TRAIN
+from corpus_platform.base.shards import part_path, read_shard
+from corpus_platform.kernels.dedup.minhash import shingle_sets
+
+SALT = "split-recall-sample"
+BATCH = 2048  # train rows shingled together
+
+
+@dataclass(frozen=True)
+class RecallSample:
+    """The sampled held-out rows' shingles, sorted, with the row each belongs to."""
+
+    doc_ids: tuple[str, ...]
+    sizes: np.ndarray  # distinct shingles per sampled row
+    shingles: np.ndarray  # sorted uint64
+    owners: np.ndarray  # sampled row of each shingle
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+
+def shard_candidates(
+    shard: int, split_root: Path, seed: int, size: int
+) -> list[tuple[float, str, str]]:
+    """The ``size`` held-out rows of one shard with the smallest seeded hash: (hash, doc_id,
+    text); merged across shards they give the sample."""
+    rows: list[tuple[float, str, str]] = []
+    for name in HELD_OUT:
+        if not part_path(split_root / name, shard).is_file():
+            continue
+        table = read_shard(split_root / name, shard, ["doc_id", "text"])
+        for doc_id, text in zip(
+            table["doc_id"].to_pylist(), table["text"].to_pylist(), strict=True
+        ):
+            if text:
+                rows.append((unit_interval(doc_id, seed, SALT), doc_id, text))
+    return sorted(rows)[:size]
+
+
+def build_sample(
+    candidates: list[list[tuple[float, str, str]]],
+    size: int,
+    ngram: int,
+    normalization: TextNormalization,
+) -> RecallSample:
+    """The sample: the ``size`` smallest hashes over every shard's candidates, shingled."""
+    chosen = sorted(row for part in candidates for row in part)[:size]
+    sets = shingle_sets([text for _, _, text in chosen], ngram, normalization)
+    sizes = np.diff(sets.offsets).astype(np.int64)
+    owners = np.repeat(np.arange(len(chosen), dtype=np.int64), sizes)
+    order = np.argsort(sets.values, kind="stable")
+    return RecallSample(
+        tuple(doc_id for _, doc_id, _ in chosen), sizes, sets.values[order], owners[order]
+    )
+
+
+def shard_recall_hits(
+    shard: int,
+    split_root: Path,
+    sample: RecallSample,
+    ngram: int,
+    normalization: TextNormalization,
+    threshold: float,
+) -> tuple[int, list[tuple[str, str, float]]]:
+    """Train rows of one shard compared with the whole sample: (train rows compared, every pair
+    at or above ``threshold`` as (held-out doc_id, train doc_id, Jaccard))."""
+    path = part_path(split_root / TRAIN, shard)
+    if not len(sample) or not path.is_file():
+        return 0, []
+    table = read_shard(split_root / TRAIN, shard, ["doc_id", "text"])
+    ids, texts = table["doc_id"].to_pylist(), table["text"].to_pylist()
+    hits: list[tuple[str, str, float]] = []
+    for start in range(0, len(ids), BATCH):
+        sets = shingle_sets([t or "" for t in texts[start : start + BATCH]], ngram, normalization)
+        for i in range(len(sets)):
+            row = sets.row(i)
+            left = np.searchsorted(sample.shingles, row, side="left")
+            right = np.searchsorted(sample.shingles, row, side="right")
+            found = right > left
+            if not found.any():
+                continue
+            owners = np.concatenate(
+                [sample.owners[a:b] for a, b in zip(left[found], right[found], strict=True)]
+            )
+            shared = np.bincount(owners, minlength=len(sample))
+            union = sample.sizes + len(row) - shared
+            jaccard = np.where(union > 0, shared / np.maximum(union, 1), 0.0)
+            for j in np.flatnonzero(jaccard >= threshold).tolist():
+                hits.append((sample.doc_ids[j], ids[start + i], float(jaccard[j])))
+    return len(ids), hits
