@@ -24,6 +24,7 @@ from corpus_platform.store.datasets import (
     settle,
 )
 from corpus_platform.store.lineage import lineage_report
+from corpus_platform.store.openlineage import LineageEmitter, Verdict
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.registry import CHECK, append_record, record_snapshot
 from corpus_platform.store.snapshots import (
@@ -88,6 +89,9 @@ def publish(
     ensure_snapshot_remote(root, config.snapshots)
     final = project.stage_dir(asset)
     upstream_ids = upstream_snapshots(project, upstream_assets())
+    context = dg.AssetExecutionContext.get()
+    lineage = LineageEmitter(root)
+    _warn(context, lineage.stage_started(context.run_id, asset, upstream_ids))
     inputs = dict(sorted((inputs or {}).items()))
     keep_input_pointers(root, asset, inputs.values())  # a killed build gets them back too
     try:
@@ -101,7 +105,7 @@ def publish(
     if not passed or pinned.exception() is not None:
         restore_input_pointers(root, asset)
     if not passed:
-        yield from reject(project, config, asset, upstream_ids, counts, runs)
+        yield from reject(project, config, asset, upstream_ids, counts, runs, lineage)
         return
     upstream_ids |= pinned.result()
     promote(final)
@@ -121,6 +125,8 @@ def publish(
         root, {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
     )
     _record_checks(root, snapshot, runs)
+    _warn(context, lineage.checks_judged(context.run_id, asset, snapshot, _verdicts(runs)))
+    _warn(context, lineage.stage_published(context.run_id, asset, upstream_ids, snapshot))
     metadata: dict[str, Any] = {
         **provenance,
         "upstream_snapshots": dg.MetadataValue.json(upstream_ids),
@@ -151,6 +157,7 @@ def reject(
     upstream_ids: Mapping[str, str],
     counts: Mapping[str, Any],
     runs: Sequence[CheckRun],
+    lineage: LineageEmitter,
 ) -> Iterator[dg.AssetCheckResult]:
     """Quarantine the candidate of ``asset``, report every verdict, then fail the step.
 
@@ -182,6 +189,10 @@ def reject(
         },
     )
     _record_checks(root, record["snapshot_id"], runs)
+    context = dg.AssetExecutionContext.get()
+    _warn(context, lineage.checks_judged(run_id, asset, record["snapshot_id"], _verdicts(runs)))
+    why = f"candidate {record['snapshot_id']} rejected by its checks"
+    _warn(context, lineage.stage_rejected(run_id, asset, upstream_ids, why))
     yield from (result for run in runs if (result := dagster_result(run)) is not None)
     failed = [v for v in verdicts if v["status"] == CheckStatus.FAILED]
     kept = current_snapshot(root, project.stage_dir(asset)) or "nothing (never published)"
@@ -215,6 +226,20 @@ def _provenance(
     }
     require_provenance(provenance)
     return provenance
+
+
+def _verdicts(runs: Sequence[CheckRun]) -> list[Verdict]:
+    """The checks that judged something, as lineage assertions (not applicable ones are not)."""
+    return [
+        Verdict(r.name, r.status is CheckStatus.PASSED, r.metadata()["verdict"])
+        for r in runs
+        if r.status is not CheckStatus.NOT_APPLICABLE
+    ]
+
+
+def _warn(context: dg.AssetExecutionContext, errors: Sequence[str]) -> None:
+    for error in errors:
+        context.log.warning(f"OpenLineage event not delivered: {error}")
 
 
 def _record_checks(root: Path, snapshot: str, runs: Sequence[CheckRun]) -> None:
