@@ -159,6 +159,15 @@ def cmd_releases(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_croissant(args: argparse.Namespace) -> int:
+    """Write a release's Croissant 1.1 metadata (the release must be checked out in data/)."""
+    from corpus_platform.export import export_croissant  # reads the registry through defs
+
+    out = export_croissant(Path(args.root), args.release, Path(args.out) if args.out else None)
+    print(f"wrote {out}: Croissant 1.1 metadata of release {args.release}")
+    return 0
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     """Name the chain of snapshots published now as a release."""
     root = Path(args.root).resolve()
@@ -286,6 +295,9 @@ def parser() -> argparse.ArgumentParser:
 
     add("candidates", cmd_candidates, "list rejected candidates kept in quarantine")
     add("releases", cmd_releases, "list releases (chains that passed together)")
+    add(
+        "croissant", cmd_croissant, "write a release's Croissant 1.1 metadata", "release"
+    ).add_argument("--out", default=None, help="file to write (.corpus/releases/NAME/...)")
     locking(add("release", cmd_release, "name the published chain as a release", "name"))
     checkout = locking(
         add("checkout", cmd_checkout, "restore a snapshot or a release from DVC", "snapshot")
