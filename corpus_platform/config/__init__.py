@@ -125,6 +125,7 @@ class FilterConfig(_Model):
     languages: tuple[str, ...] = ()
     language_candidates: tuple[str, ...] = ("en", "de", "fr", "es", "it", "pt", "nl")
     min_language_confidence: Fraction = 0.65
+    language_backend: Literal["lingua", "fasttext"] = "lingua"  # kernels.filtering.langid
     pii: dict[str, PiiAction] = Field(
         default_factory=lambda: {
             "email": "replace",

@@ -139,7 +139,10 @@ def _language_verdicts(
         if text is not None and source not in exempt and not dropped
     ]
     scores = langid.keep_confidence(
-        [texts[i] for i in todo], config.languages, config.language_candidates
+        [texts[i] for i in todo],
+        config.languages,
+        config.language_candidates,
+        config.language_backend,
     )
     for i, score in zip(todo, scores, strict=True):
         out[i] = Verdict(
