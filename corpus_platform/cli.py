@@ -168,6 +168,15 @@ def cmd_croissant(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Write a release's audit page, one HTML file (the release must be checked out in data/)."""
+    from corpus_platform.audit_report import write_audit_page  # reads the registry through defs
+
+    out = write_audit_page(Path(args.root), args.release, Path(args.out) if args.out else None)
+    print(f"wrote {out}: audit page of release {args.release}")
+    return 0
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     """Name the chain of snapshots published now as a release."""
     root = Path(args.root).resolve()
@@ -298,6 +307,9 @@ def parser() -> argparse.ArgumentParser:
     add(
         "croissant", cmd_croissant, "write a release's Croissant 1.1 metadata", "release"
     ).add_argument("--out", default=None, help="file to write (.corpus/releases/NAME/...)")
+    add("audit", cmd_audit, "write a release's audit page (HTML)", "release").add_argument(
+        "--out", default=None, help="file to write (.corpus/releases/NAME/audit.html)"
+    )
     locking(add("release", cmd_release, "name the published chain as a release", "name"))
     checkout = locking(
         add("checkout", cmd_checkout, "restore a snapshot or a release from DVC", "snapshot")
