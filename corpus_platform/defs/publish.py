@@ -9,6 +9,7 @@ from typing import Any
 import dagster as dg
 
 from corpus_platform.base.checks import CheckStatus
+from corpus_platform.base.failpoints import failpoint
 from corpus_platform.base.redact import redact
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import CheckRun, StageChecks, audit, dagster_result, not_applicable
@@ -16,17 +17,17 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.candidates import quarantine
 from corpus_platform.store.datasets import (
     candidate_path,
-    forget_input_pointers,
     keep_input_pointers,
     promote,
     restore_input_pointers,
     roll_back,
-    settle,
 )
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.openlineage import LineageEmitter, Verdict
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
-from corpus_platform.store.registry import CHECK, append_record, record_snapshot
+from corpus_platform.store.publication import begin as begin_publication
+from corpus_platform.store.publication import complete as complete_publication
+from corpus_platform.store.registry import CHECK, SNAPSHOT, append_record
 from corpus_platform.store.snapshots import (
     current_snapshot,
     ensure_snapshot_remote,
@@ -94,6 +95,7 @@ def publish(
     _warn(context, lineage.stage_started(context.run_id, asset, upstream_ids))
     inputs = dict(sorted((inputs or {}).items()))
     keep_input_pointers(root, asset, inputs.values())  # a killed build gets them back too
+    failpoint(asset, "written")
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
             pinned = background.submit(_pin_all, root, inputs)
@@ -108,7 +110,9 @@ def publish(
         yield from reject(project, config, asset, upstream_ids, counts, runs, lineage)
         return
     upstream_ids |= pinned.result()
+    failpoint(asset, "checked")
     promote(final)
+    failpoint(asset, "renamed")
     started = time.perf_counter()
     try:
         snapshot = pin(root, final, link=True)
@@ -116,15 +120,17 @@ def publish(
         roll_back(final)  # data/<asset> and its pointer as they were
         restore_input_pointers(root, asset)  # and the inputs' pointers
         raise
-    forget_input_pointers(root, asset)  # first: recovery never reverts a published stage's inputs
-    settle(final)
+    failpoint(asset, "pinned")
     pin_seconds = round(time.perf_counter() - started, 3)
     provenance = _provenance(config, snapshot, upstream_ids)
     counts = redact(dict(counts))
-    record_snapshot(
-        root, {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
-    )
-    _record_checks(root, snapshot, runs)
+    entry = {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
+    records = [(SNAPSHOT, entry)] + [(CHECK, r) for r in _check_records(snapshot, runs)]
+    # from here a killed build's next build finishes the publication (store/publication.py)
+    begin_publication(root, asset, snapshot, records)
+    failpoint(asset, "journaled")
+    complete_publication(root, asset)  # inputs' pointers kept, aside dropped, records appended
+    failpoint(asset, "registered")
     _warn(context, lineage.checks_judged(context.run_id, asset, snapshot, _verdicts(runs)))
     _warn(context, lineage.stage_published(context.run_id, asset, upstream_ids, snapshot))
     metadata: dict[str, Any] = {
@@ -243,6 +249,13 @@ def _warn(context: dg.AssetExecutionContext, errors: Sequence[str]) -> None:
 
 
 def _record_checks(root: Path, snapshot: str, runs: Sequence[CheckRun]) -> None:
+    for record in _check_records(snapshot, runs):
+        append_record(root, CHECK, record)
+
+
+def _check_records(snapshot: str, runs: Sequence[CheckRun]) -> list[dict[str, Any]]:
+    """The registry records of the checks that judged ``snapshot``."""
+    records = []
     for run in runs:
         record = {
             "asset": run.asset,
@@ -255,4 +268,5 @@ def _record_checks(root: Path, snapshot: str, runs: Sequence[CheckRun]) -> None:
         card_verdict = run.outcome.details.get("card_verdict")
         if card_verdict:  # a verdict that does not depend on earlier snapshots, for the card
             record["card_verdict"] = card_verdict
-        append_record(root, CHECK, record)
+        records.append(record)
+    return records

@@ -15,6 +15,7 @@ from corpus_platform.engine.allocators import use_driver_pool
 from corpus_platform.kernels.filtering.filters import check_exempt
 from corpus_platform.store.datasets import recover_stage_folders, stage_path
 from corpus_platform.store.lock import Holder, project_lock
+from corpus_platform.store.publication import recover_publications
 
 
 class CorpusProject(dg.ConfigurableResource):
@@ -43,7 +44,8 @@ class CorpusProject(dg.ConfigurableResource):
         with project_lock(self.root_path, context.run_id) as lock:
             if lock.crashed is not None:
                 _mark_crashed_run(context, lock.crashed)
-            for action in recover_stage_folders(self.root_path):
+            actions = recover_publications(self.root_path)  # first: journaled ends go forward
+            for action in actions + recover_stage_folders(self.root_path):
                 context.log.warning(f"leftover of an interrupted build: {action}")
             yield self
 

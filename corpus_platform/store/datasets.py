@@ -46,14 +46,17 @@ def candidate_folder(final: Path) -> Iterator[Path]:
 
 
 # Not ".dvc": DVC would read the copy as a second pointer to the same folder and refuse to pin.
+FIRST_MARKER = ".first"  # a first publication of a stage, not settled yet
 POINTER_COPY = ".dvc-copy"
 
 
-def _aside(final: Path) -> tuple[Path, Path]:
-    """Where publishing keeps the previous folder and a copy of its pointer until it is done."""
+def _aside(final: Path) -> tuple[Path, Path, Path]:
+    """Where publishing keeps the previous folder and a copy of its pointer until it is done, and
+    the marker of a first publication (nothing to keep aside, but an unsettled one to undo)."""
     return (
         final.parent / f".previous-{final.name}",
         final.parent / f".previous-{final.name}{POINTER_COPY}",
+        final.parent / f".previous-{final.name}{FIRST_MARKER}",
     )
 
 
@@ -61,10 +64,12 @@ def promote(final: Path) -> None:
     """Make the candidate ``final`` (renames only). The previous folder and a copy of its
     ``.dvc`` pointer are kept aside until :func:`settle` (the new folder is pinned) or
     :func:`roll_back` (pinning failed) ends the publication."""
-    staging, (previous, pointer_copy) = candidate_path(final), _aside(final)
-    for leftover in (previous, pointer_copy):
+    staging, (previous, pointer_copy, first) = candidate_path(final), _aside(final)
+    for leftover in (previous, pointer_copy, first):
         remove_path(leftover)
     pointer = final.parent / f"{final.name}.dvc"
+    if not pointer.is_file() and not final.exists():
+        first.touch()  # recovery must know to undo a first publication too
     if pointer.is_file():
         shutil.copy2(pointer, pointer_copy)
     if final.exists():
@@ -81,7 +86,7 @@ def settle(final: Path) -> None:
 def roll_back(final: Path) -> None:
     """Undo :func:`promote`: the previous folder and pointer come back, exactly as they were (no
     folder and no pointer when there was none)."""
-    previous, pointer_copy = _aside(final)
+    previous, pointer_copy, first = _aside(final)
     pointer = final.parent / f"{final.name}.dvc"
     remove_path(final)
     if previous.exists():
@@ -90,6 +95,7 @@ def roll_back(final: Path) -> None:
         pointer_copy.replace(pointer)
     else:
         pointer.unlink(missing_ok=True)
+    first.unlink(missing_ok=True)
 
 
 def _input_pointers_record(root: Path, asset: str) -> Path:
@@ -166,7 +172,7 @@ def recover_stage_folders(root: Path) -> list[str]:
         shutil.rmtree(leftover)
         actions.append(f"removed the unfinished candidate {leftover.relative_to(root)}")
     unsettled = {
-        p.name.removeprefix(".previous-").removesuffix(POINTER_COPY)
+        p.name.removeprefix(".previous-").removesuffix(POINTER_COPY).removesuffix(FIRST_MARKER)
         for p in data.glob(".previous-*")
     }
     for name in sorted(unsettled):
