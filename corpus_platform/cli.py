@@ -22,7 +22,7 @@ from corpus_platform.store.lock import (
     project_lock,
     wait_until_free,
 )
-from corpus_platform.store.registry import check_status, list_snapshots
+from corpus_platform.store.registry import GC, check_status, list_snapshots, read_records
 from corpus_platform.store.releases import find_release, list_releases, record_release
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
@@ -149,12 +149,14 @@ def cmd_releases(args: argparse.Namespace) -> int:
     if not releases:
         print("no releases yet: a `corpus run` in which every stage passes records one")
         return 0
+    collected = {r["snapshot_id"] for r in read_records(Path(args.root).resolve(), GC)}
     for r in releases:
         dirty = "+dirty" if r["code_dirty"] else ""
+        gone = "  (collected by gc)" if r["snapshot_id"] in collected else ""
         print(
             f"{r['name']:<16} {r['created']}  code={r['code_version'][:12]}{dirty} "
             f"config={r['config_hash'][:12]} rows={r['rows']} tokens={r['tokens']} "
-            f"shards={r['snapshot_id']}"
+            f"shards={r['snapshot_id']}{gone}"
         )
     return 0
 

@@ -4,10 +4,11 @@ A release names one published ``training_shards`` snapshot and, through the regi
 chain it was built from: every stage snapshot, the raw files, the evaluation sets and the
 tokenizer. ``corpus run`` records one after every build in which every stage was built and no
 check failed (named ``YYYY-MM-DD.N``, the Nth of that day); ``corpus release NAME`` names the
-chain published now. ``gc`` keeps every release's chain; ``corpus checkout RELEASE`` restores
-it. A release record carries when and by which code it was made, the config hash, and its rows
-and tokens; it lives in the registry, never inside a stage folder (whose bytes stay a function
-of the data, the config and the code).
+chain published now. ``gc`` keeps the chain of every named release, like a pin, and of the
+newest ``--keep`` automatic ones (the others go the way of any old snapshot, or no build would
+ever be collected); ``corpus checkout RELEASE`` restores it. A release record carries when and
+by which code it was made, the config hash, and its rows and tokens; it lives in the registry,
+never inside a stage folder (whose bytes stay a function of the data, the config and the code).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def record_release(
     last = records[-1]
     record = {
         "name": name or next_name(root, now),
+        "named": name is not None,
         "created": now.isoformat(timespec="seconds"),
         "run_id": run_id,
         "snapshot_id": shards,

@@ -83,7 +83,9 @@ def plan_gc(root: Path, keep: int) -> GcPlan:
             reasons.setdefault(current, f"in use in {STAGE_ROOT}/{asset}")
     for name, snapshot in pins(root).items():
         reasons[snapshot] = f"pinned as {name!r}"
-    for release in list_releases(root):
+    releases = list_releases(root)
+    automatic = [r for r in releases if not r.get("named")]  # recorded by corpus run
+    for release in [r for r in releases if r.get("named")] + automatic[len(automatic) - keep :]:
         reasons.setdefault(release["snapshot_id"], f"release {release['name']}")
     for snapshot, why in list(reasons.items()):
         for needed in _needs(root, snapshot) - {snapshot}:

@@ -15,6 +15,7 @@ from corpus_platform.base.shards import read_parquet
 from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import find_snapshot, list_snapshots
+from corpus_platform.store.releases import record_release
 from corpus_platform.store.retention import collect, pin_snapshot, plan_gc
 from corpus_platform.store.snapshots import (
     SnapshotError,
@@ -139,6 +140,7 @@ def test_gc_keeps_pinned_chains_and_deletes_the_rest(built, tmp_path: Path) -> N
     rebuilt = build(root, list(STAGES[3:]))  # split_documents and everything downstream
     assert rebuilt.ok, rebuilt.render()
     assert rebuilt.materialized["split_documents"]["snapshot_id"] != old["split_documents"]
+    record_release(root)  # the rebuilt chain is the newest release: the built one is older
     pin_snapshot(root, old["normalized_splits"], "release-1")
     plan = plan_gc(root, keep=1)
     assert (

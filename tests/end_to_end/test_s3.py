@@ -12,6 +12,7 @@ import yaml
 from corpus_platform.base.names import STAGES
 from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.registry import list_snapshots
+from corpus_platform.store.releases import record_release
 from corpus_platform.store.snapshots import cache_dir, current_snapshot, snapshot_objects
 from tests.conftest import build, corpus_cli, make_project, set_config, tree_digest
 from tests.defs.test_golden_snapshots import EXPECTED
@@ -84,6 +85,7 @@ def test_gc_deletes_unreferenced_objects_from_the_bucket(
     set_config(root, mix={"total_rows": 1000})
     rebuilt = build(root, ["training_mix", STAGES[-1]])
     assert rebuilt.ok, rebuilt.render()
+    record_release(root)  # the rebuilt chain is the newest release: the built one is older
     new = {rebuilt.materialized[s]["snapshot_id"] for s in ("training_mix", STAGES[-1])}
     assert not new & old and f"{BUCKET}/gc" in (root / ".dvc/config").read_text()
     kept = object_ids(root, pinned_ids(root) - old)

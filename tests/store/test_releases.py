@@ -11,7 +11,7 @@ from corpus_platform.cli import main as corpus
 from corpus_platform.store.registry import RegistryError
 from corpus_platform.store.releases import find_release, list_releases, record_release
 from corpus_platform.store.retention import plan_gc
-from tests.conftest import build, tree_digest
+from tests.conftest import build, set_config, tree_digest
 
 
 @pytest.fixture
@@ -69,3 +69,15 @@ def test_a_chain_that_did_not_pass_together_is_no_release(project: Path) -> None
     assert build(project, ["raw_documents"]).ok  # rebuilt alone: the stages after it are stale
     with pytest.raises(RegistryError, match="rebuilt alone"):
         record_release(project, "stale")
+
+
+def test_gc_keeps_named_releases_and_the_newest_automatic_ones(project: Path) -> None:
+    old = list_releases(project)[-1]  # the built fixture's automatic release
+    assert corpus(["release", "kept-forever", "--root", str(project)]) == 0
+    set_config(project, mix={"total_rows": 1000})
+    assert build(project, ["training_mix", TRAINING_SHARDS]).ok
+    newer = record_release(project)  # automatic, of the rebuilt chain
+    assert not newer["named"] and newer["snapshot_id"] != old["snapshot_id"]
+    reasons = plan_gc(project, 1).keep
+    assert reasons[old["snapshot_id"]] == "release kept-forever"  # named: kept like a pin
+    assert reasons[newer["snapshot_id"]].startswith(("newest", "in use", "release"))
