@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from corpus_platform.audit import input_path
-from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.names import (
     FILTERED_DOCUMENTS,
     RAW_DOCUMENTS,
@@ -31,7 +30,13 @@ from corpus_platform.base.names import (
     TRAINING_MIX,
 )
 from corpus_platform.defs.card import card_facts
-from corpus_platform.export import RELEASES_DIR, checked_out, filter_facts, published_files
+from corpus_platform.export import (
+    RELEASES_DIR,
+    checked_out,
+    filter_facts,
+    published_files,
+    release_output,
+)
 from corpus_platform.kernels.sharding.audit_page import (
     NOT_RECORDED,
     AuditFacts,
@@ -40,10 +45,8 @@ from corpus_platform.kernels.sharding.audit_page import (
     render_audit_page,
 )
 from corpus_platform.kernels.sharding.card import CardFacts, StageFacts
-from corpus_platform.store.datasets import STAGE_ROOT
 from corpus_platform.store.provenance import PACKAGE_DIR, code_version
 from corpus_platform.store.registry import RAW_INPUT, check_status, find_snapshot, latest_checks
-from corpus_platform.store.releases import find_release
 from corpus_platform.store.snapshots import ObjectCheck, file_md5
 
 AUDIT_FILE = "audit.html"
@@ -169,16 +172,7 @@ def write_audit_page(root: Path, name: str, out: Path | None = None) -> Path:
             changed since, or ``out`` inside ``data/``.
     """
     root = root.resolve()
-    release = find_release(root, name)
-    if release is None:
-        raise CorpusError(f"no release called {name!r} (`corpus releases` lists them)")
-    out = (out or default_path(root, name)).resolve()
-    out = out / AUDIT_FILE if out.is_dir() else out
-    if out.is_relative_to(root / STAGE_ROOT):
-        raise CorpusError(
-            f"{out}: write outside {STAGE_ROOT}/ (its folders' bytes are a function of the "
-            "data, the config and the code; a release carries a run id and a time)"
-        )
+    release, out = release_output(root, name, out, AUDIT_FILE)
     page = render_audit_page(audit_facts(root, release, out.parent))
     checked_out(root, release)  # a build that published meanwhile makes the hashes stale
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,24 @@ DESCRIPTIONS = {
 }
 
 
+def release_output(
+    root: Path, name: str, out: Path | None, file: str
+) -> tuple[dict[str, Any], Path]:
+    """The release called ``name`` and where to write its ``file`` (``out``, a file or a folder,
+    or ``.corpus/releases/NAME/``), refusing an unknown release and a path inside ``data/``."""
+    release = find_release(root, name)
+    if release is None:
+        raise CorpusError(f"no release called {name!r} (`corpus releases` lists them)")
+    out = (out or root / RELEASES_DIR / name / file).resolve()
+    out = out / file if out.is_dir() else out
+    if out.is_relative_to(root / STAGE_ROOT):
+        raise CorpusError(
+            f"{out}: write outside {STAGE_ROOT}/ (its folders' bytes are a function of the "
+            "data, the config and the code; a release carries a run id and a time)"
+        )
+    return release, out
+
+
 def default_path(root: Path, name: str) -> Path:
     """Where ``corpus croissant NAME`` writes by default."""
     return root / RELEASES_DIR / name / CROISSANT_FILE
@@ -209,16 +227,7 @@ def export_croissant(root: Path, name: str, out: Path | None = None) -> Path:
             changed since, or ``out`` inside ``data/``.
     """
     root = root.resolve()
-    release = find_release(root, name)
-    if release is None:
-        raise CorpusError(f"no release called {name!r} (`corpus releases` lists them)")
-    out = (out or default_path(root, name)).resolve()
-    out = out / CROISSANT_FILE if out.is_dir() else out
-    if out.is_relative_to(root / STAGE_ROOT):
-        raise CorpusError(
-            f"{out}: write outside {STAGE_ROOT}/ (its folders' bytes are a function of the "
-            "data, the config and the code; a release carries a run id and a time)"
-        )
+    release, out = release_output(root, name, out, CROISSANT_FILE)
     folder = checked_out(root, release)
     manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
     files = published_files(folder, manifest, out.parent)
