@@ -17,6 +17,7 @@ never fully pinned.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ def begin(root: Path, asset: str, snapshot: str, records: list[Record]) -> None:
     """Write the journal of a pinned publication (atomically: a partial write is no journal)."""
     path = journal_path(root, asset)
     partial = path.with_name(path.name + ".partial")
+    publication = uuid.uuid4().hex  # tells this publication's records from a rebuild's
+    records = [(kind, {**record, "publication": publication}) for kind, record in records]
     document = {"asset": asset, "snapshot_id": snapshot, "records": records}
     partial.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
     partial.replace(path)
@@ -52,7 +55,7 @@ def complete(root: Path, asset: str) -> None:
     settle(stage_path(root, asset))
     present = {_key(kind, r) for kind in (SNAPSHOT, CHECK) for r in read_records(root, kind)}
     for kind, record in document["records"]:
-        if _key(kind, {"kind": kind, **record}) not in present:
+        if _key(kind, record) not in present:  # a recovery appends only what is missing
             append_record(root, kind, record)
     path.unlink()
 
@@ -78,6 +81,5 @@ def recover_publications(root: Path) -> list[str]:
 
 
 def _key(kind: str, record: dict[str, Any]) -> tuple[str, ...]:
-    if kind == SNAPSHOT:
-        return (kind, record["asset"], record["snapshot_id"])
-    return (kind, record["asset"], record["snapshot_id"], record["check"])
+    """A record of one publication: the same snapshot published again is a new publication."""
+    return (kind, str(record.get("publication")), record["asset"], str(record.get("check")))
