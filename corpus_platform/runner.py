@@ -1,5 +1,6 @@
 """Run the build job in this process against the Dagster instance, and summarize the result."""
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from corpus_platform.store.lock import LOCKED, project_lock
 from corpus_platform.store.releases import record_release
 
 LOG_DIR = Path(".corpus") / "logs"
+GATING_LOGGER = "dagster._core.execution.plan.active"  # where Dagster tells of ungated checks
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,17 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
     return report
 
 
+class _UngatedCheckNotice(logging.Filter):
+    """Drops Dagster's notice that a blocking check emitted no result: here that is a check with
+    nothing to check (not applicable), which the summary already lists as ``n/a``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "emitted no result" not in record.getMessage()
+
+
+_NOTICE_FILTER = _UngatedCheckNotice()
+
+
 def run_build(
     root: Path,
     config_file: str = "corpus.yaml",
@@ -215,6 +228,7 @@ def run_build(
         progress: Print one line per stage as it starts and ends (``corpus run``). Dagster's
             own log always goes to a file under ``.corpus/logs/`` (``BuildReport.log_file``).
     """
+    logging.getLogger(GATING_LOGGER).addFilter(_NOTICE_FILTER)  # once: filters are a set
     defs = build_definitions(CorpusProject(root=str(root), config_file=config_file))
     log_file = root / LOG_DIR / f"build-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)

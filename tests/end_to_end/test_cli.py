@@ -57,6 +57,7 @@ def test_sample_then_run_prints_the_summary(project) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     out = built.stdout
     assert "result: every stage built, every applicable check passed" in out
+    assert "emitted no result" not in built.stdout + built.stderr  # n/a is in the summary
     assert (
         "PASS split_documents.no_entity_in_two_splits: entities in more than one split: 0 of 300"
         in out
