@@ -18,8 +18,11 @@ import hashlib
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import dagster as dg
 
 from corpus_platform.audit import input_path
 from corpus_platform.base.names import (
@@ -28,6 +31,7 @@ from corpus_platform.base.names import (
     SHARDS_MANIFEST,
     STAGES,
     TRAINING_MIX,
+    TRAINING_SHARDS,
 )
 from corpus_platform.defs.card import card_facts
 from corpus_platform.export import (
@@ -37,6 +41,7 @@ from corpus_platform.export import (
     published_files,
     release_output,
 )
+from corpus_platform.kernels.sharding.audit_markdown import audit_markdown
 from corpus_platform.kernels.sharding.audit_page import (
     NOT_RECORDED,
     AuditFacts,
@@ -44,7 +49,7 @@ from corpus_platform.kernels.sharding.audit_page import (
     SourceFile,
     render_audit_page,
 )
-from corpus_platform.kernels.sharding.card import CardFacts, StageFacts
+from corpus_platform.kernels.sharding.card import CardFacts, StageFacts, mix_licences
 from corpus_platform.store.provenance import PACKAGE_DIR, code_version
 from corpus_platform.store.registry import RAW_INPUT, check_status, find_snapshot, latest_checks
 from corpus_platform.store.snapshots import ObjectCheck, file_md5
@@ -65,6 +70,7 @@ def source_files(
     whether the cache or remote holds it), the rows read from it (raw files) and the MD5 of
     the file in the project now; and each input's path in the project."""
     rows = card.counts(RAW_DOCUMENTS).get("rows_per_file", {})
+    licensed = card.counts(RAW_DOCUMENTS).get("licenses_per_file", {})
     objects = ObjectCheck(root)
     files, paths = [], {}
     inputs = sorted(release.get("inputs", {}).items(), key=lambda kv: (kv[0] != RAW_INPUT, kv))
@@ -79,7 +85,12 @@ def source_files(
             file = path / relpath if relpath else path
             now = file_md5(file) if file.is_file() else None
             counted = rows.get(relpath or path.name) if name == RAW_INPUT else None
-            files.append(SourceFile(name, relpath, md5, counted, now, md5 not in lost))
+            source = SourceFile(name, relpath, md5, counted, now, md5 not in lost)
+            if name == RAW_INPUT and (found := licensed.get(relpath or path.name)):
+                source = replace(
+                    source, licence=", ".join(f"{k} ({v:,})" for k, v in found.items())
+                )
+            files.append(source)
     return files, paths
 
 
@@ -154,7 +165,9 @@ def audit_facts(root: Path, release: dict[str, Any], base: Path) -> AuditFacts:
         card=card,
         sources=tuple(sources),
         input_paths=paths,
-        licence=(card.config.get("annotations") or {}).get("license") or NOT_RECORDED,
+        licence=(card.config.get("annotations") or {}).get("license")
+        or ", ".join(mix_licences(card))
+        or NOT_RECORDED,
         code=code_facts(root, release),
         stages=stage_checks(root, release),
         files=tuple(files),
@@ -180,3 +193,23 @@ def write_audit_page(root: Path, name: str, out: Path | None = None) -> Path:
     staging.write_text(page, encoding="utf-8")
     staging.replace(out)
     return out
+
+
+def show_in_dagster(root: Path, name: str, instance: dg.DagsterInstance) -> Path:
+    """Write release ``name``'s audit page (:func:`write_audit_page`) and record the same
+    content in the Dagster instance as an observation of ``training_shards`` (metadata
+    ``audit``: the page as Markdown; ``audit_page``: its path), so the UI's asset page shows what
+    the page shows. Returns the page's path."""
+    page = write_audit_page(root, name)
+    instance.report_runless_asset_event(
+        dg.AssetObservation(
+            asset_key=TRAINING_SHARDS,
+            description=f"audit of release {name}",
+            metadata={
+                "release": dg.MetadataValue.text(name),
+                "audit": dg.MetadataValue.md(audit_markdown(page.read_text(encoding="utf-8"))),
+                "audit_page": dg.MetadataValue.path(str(page)),
+            },
+        )
+    )
+    return page

@@ -179,12 +179,27 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_release_in_ui(root: Path, name: str) -> None:
+    """Record a release's audit in the Dagster instance of DAGSTER_HOME (if set), where the UI
+    shows it on training_shards."""
+    if not os.environ.get("DAGSTER_HOME"):
+        print("DAGSTER_HOME is not set: the release's audit is not shown in the UI")
+        return
+    import dagster as dg
+
+    from corpus_platform.audit_report import show_in_dagster
+
+    page = show_in_dagster(root, name, dg.DagsterInstance.get())
+    print(f"wrote {page}; the UI shows the same audit on {TRAINING_SHARDS}")
+
+
 def cmd_release(args: argparse.Namespace) -> int:
     """Name the chain of snapshots published now as a release."""
     root = Path(args.root).resolve()
     with _command_lock(root, args):
         record = record_release(root, args.name)
     print(f"release {record['name']}: {TRAINING_SHARDS} {record['snapshot_id']} and its chain")
+    _show_release_in_ui(root, record["name"])
     return 0
 
 

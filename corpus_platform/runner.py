@@ -234,8 +234,9 @@ def run_build(
     log_file.parent.mkdir(parents=True, exist_ok=True)
     logger_config = {"log_file": str(log_file), "progress": progress}
     job = defs.resolve_job_def(BUILD_JOB)
+    instance = instance or dg.DagsterInstance.get()
     result = job.execute_in_process(
-        instance=instance or dg.DagsterInstance.get(),
+        instance=instance,
         raise_on_error=False,
         asset_selection=[dg.AssetKey(name) for name in assets] if assets else None,
         run_config={"loggers": {LOGGER_KEY: {"config": logger_config}}},
@@ -246,4 +247,7 @@ def run_build(
     if report.ok and report.selected == STAGES:
         with project_lock(root, f"release of run {result.run_id}", wait=True):
             report.release = record_release(root, run_id=result.run_id)
+            from corpus_platform.audit_report import show_in_dagster  # replays import runner
+
+            show_in_dagster(root, report.release["name"], instance)
     return report

@@ -23,7 +23,16 @@ from corpus_platform.base.text_codecs import check_encoding
 from corpus_platform.config.engine import EngineConfig
 from corpus_platform.config.mix import MixConfig
 
-CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url")
+CANONICAL_COLUMNS = (
+    "doc_id",
+    "text",
+    "source",
+    "entity",
+    "timestamp",
+    "label",
+    "url",
+    "license",
+)
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -268,6 +277,26 @@ class DecontaminationConfig(_Model):
     action: Literal["flag", "drop"] = "flag"
 
 
+class LicensesConfig(_Model):
+    """The licence of every row, and the licences no release may contain.
+
+    A row's licence is its ``license`` input column (``input.columns.license``) where that is
+    set, else its source's entry in ``sources``, else ``unknown``. ``deny`` lists licences (and
+    may list ``unknown``) that fail ``split_documents``' blocking check
+    ``no_denied_license_in_splits``, naming the offending rows."""
+
+    sources: dict[str, str] = Field(default_factory=dict)
+    deny: tuple[str, ...] = ()
+
+    @field_validator("sources")
+    @classmethod
+    def _named(cls, sources: dict[str, str]) -> dict[str, str]:
+        empty = sorted(s for s, licence in sources.items() if not licence.strip())
+        if empty:
+            raise ValueError(f"licenses.sources {empty}: name a licence (an SPDX id) or remove")
+        return sources
+
+
 class CorpusConfig(_Model):
     """The whole corpus.yaml."""
 
@@ -282,6 +311,7 @@ class CorpusConfig(_Model):
     asof_features: tuple[AsofFeature, ...] = ()
     statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
     decontamination: DecontaminationConfig = Field(default_factory=DecontaminationConfig)
+    licenses: LicensesConfig = Field(default_factory=LicensesConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
     snapshots: SnapshotsConfig = Field(default_factory=SnapshotsConfig)  # where, not what
     annotations: dict[str, str] = Field(default_factory=dict)
@@ -317,6 +347,13 @@ class CorpusConfig(_Model):
         if self.split.uses_time and "timestamp" not in self.input.columns:
             raise ValueError(f"split.mode {self.split.mode!r} needs input.columns.timestamp")
         return self
+
+    @property
+    def records_licences(self) -> bool:
+        """Rows carry a ``license`` column: a licence column is mapped, a source has a licence
+        or a licence is denied."""
+        settings = self.licenses
+        return "license" in self.input.columns or bool(settings.sources or settings.deny)
 
     @property
     def feature_columns(self) -> tuple[str, ...]:

@@ -25,8 +25,13 @@ CHAIN, BACKGROUND = 60, 300  # entities; each writes two rows
 WINDOW, SHIFT = 104, 18  # 100 word 5-grams per text; neighbours share 82: Jaccard 82/118 = 0.69
 SPLIT_CHECKS = STAGE_CHECKS[SPLIT_DOCUMENTS].names
 # a first snapshot has no stability baseline, a group split promises no time order, and this
-# project declares no as-of features
-NOT_APPLICABLE = {"no_held_out_row_moved_into_train", "temporal_order", "asof_features_causal"}
+# project declares no as-of features and denies no licence
+NOT_APPLICABLE = {
+    "no_held_out_row_moved_into_train",
+    "temporal_order",
+    "asof_features_causal",
+    "no_denied_license_in_splits",
+}
 UP_TO_SPLIT = ["raw_documents", "filtered_documents", "deduplicated_documents", SPLIT_DOCUMENTS]
 
 

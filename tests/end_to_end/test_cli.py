@@ -14,15 +14,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from corpus_platform.audit_report import default_path as audit_path
+from corpus_platform.kernels.sharding.audit_markdown import audit_markdown
+from corpus_platform.store.releases import list_releases
 from tests.conftest import REPO, project_config
 from tests.defs.test_definitions import EXPECTED_CHECKS
 
 CORPUS = [sys.executable, "-m", "corpus_platform.cli"]
 
-# the checks a first build of the sample cannot apply: no stability baseline, no time order
+# the checks a first build of the sample cannot apply: no stability baseline, no time order,
+# no denied licence
 FIRST_BUILD_NOT_APPLICABLE = {
     ("split_documents", "no_held_out_row_moved_into_train"),
     ("split_documents", "temporal_order"),
+    ("split_documents", "no_denied_license_in_splits"),
 }
 
 
@@ -132,6 +137,10 @@ QUERY = """{
     name blocking executionForLatestMaterialization { status } } } } }
   runsOrError { ... on Runs { results { status jobName } } }
   shouldShowNux
+  assetOrError(assetKey: {path: ["training_shards"]}) { ... on Asset {
+    assetObservations(limit: 1) { description metadataEntries { label
+      ... on MarkdownMetadataEntry { mdStr } ... on TextMetadataEntry { text }
+      ... on PathMetadataEntry { path } } } } }
 }"""
 
 
@@ -186,3 +195,25 @@ def test_web_server_shows_graph_runs_and_checks(project) -> None:
     assert passed == EXPECTED_CHECKS - FIRST_BUILD_NOT_APPLICABLE  # n/a: skipped, never passed
     runs = data["runsOrError"]["results"]
     assert [r["jobName"] for r in runs] == ["build_corpus"] and runs[0]["status"] == "SUCCESS"
+    assert_the_ui_shows_the_release_audit(root, data["assetOrError"]["assetObservations"])
+
+
+def assert_the_ui_shows_the_release_audit(root: Path, observations: list[dict]) -> None:
+    """The build's release audit is on training_shards' page: the audit page's own content,
+    with the release's rows, tokens and snapshot, and the path of the HTML page."""
+    (release,) = list_releases(root)
+    (observation,) = observations
+    assert observation["description"] == f"audit of release {release['name']}"
+    entries = {e["label"]: e for e in observation["metadataEntries"]}
+    page = Path(entries["audit_page"]["path"])
+    assert page == audit_path(root, release["name"]) and page.is_file()
+    markdown = entries["audit"]["mdStr"]
+    assert markdown == audit_markdown(page.read_text(encoding="utf-8"))
+    assert markdown.startswith(f"# Audit of release {release['name']}\n")
+    for label, value in [
+        ("samples (rows)", f"{release['rows']:,}"),
+        ("tokens", f"{release['tokens']:,}"),
+        ("training_shards snapshot", release["snapshot_id"]),
+    ]:
+        assert f"- **{label}**: {value}\n" in markdown
+    assert "## Checks" in markdown and "| stage | check | status | verdict |" in markdown

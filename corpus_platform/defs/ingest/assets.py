@@ -38,7 +38,9 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> S
         spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
         summaries = engine.map_shards(spill, range(len(files)))
         assemble = partial(
-            assemble_shard, staging=staging, schema=canonical_schema(config.input.features)
+            assemble_shard,
+            staging=staging,
+            schema=canonical_schema(config.input.features, config.records_licences),
         )
         shards = engine.map_shards(assemble, range(config.num_shards))
         shutil.rmtree(staging / "_spill", ignore_errors=True)

@@ -20,6 +20,7 @@ from corpus_platform.defs.mixing.checks import (  # also registers the checks
 from corpus_platform.defs.mixing.review import mix_metadata
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.ingest.licences import licence_rollup
 from corpus_platform.kernels.mixing.mix import decontaminate_shard, draw_shard
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.registry import TOKENIZER_INPUT, eval_input
@@ -90,6 +91,10 @@ def training_mix(corpus: CorpusProject) -> StageOutput:
                 "available_tokens_per_source": dict(sorted(available_tokens.items())),
                 "drawn_tokens_per_source": dict(sorted(drawn_tokens.items())),
             }
+        if config.records_licences:
+            counts["drawn_per_license"] = licence_rollup(
+                engine, staging, config.num_shards, weight="times_drawn"
+            )
         write_json(counts, staging / MANIFEST)
     inputs = {
         eval_input(name): corpus.root_path / path for name, path in settings.eval_sets.items()

@@ -27,6 +27,7 @@ from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
 from corpus_platform.engine import Engine
+from corpus_platform.kernels.ingest.licences import licence_rollup
 from corpus_platform.kernels.splitting.anchors import merge_anchors, shard_anchors
 from corpus_platform.kernels.splitting.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
@@ -268,5 +269,9 @@ def place_rows(
             "epoch": config.split.epoch,
             **record_epoch_moves(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config),
         }
+        if config.records_licences:
+            counts["rows_per_license"] = {
+                name: licence_rollup(engine, staging / name, config.num_shards) for name in SPLITS
+            }
         write_json(counts, staging / MANIFEST)
     return counts

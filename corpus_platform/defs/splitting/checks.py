@@ -1,5 +1,6 @@
 """Blocking checks on split_documents: nothing that could leak crosses a split boundary."""
 
+from collections import Counter
 from functools import partial
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from corpus_platform.base.shards import (
 from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import DedupParams
+from corpus_platform.kernels.ingest.licences import denied_rows
 from corpus_platform.kernels.splitting import asof
 from corpus_platform.kernels.splitting.leakage import (
     crossing_keys,
@@ -240,6 +242,42 @@ def asof_features_causal(corpus: CorpusProject, candidate: Path) -> CheckOutcome
     )
 
 
+def no_denied_license_in_splits(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
+    """No row of train, validation or test carries a licence listed in ``licenses.deny`` (a
+    row's licence: its ``license`` column, else its source's licence, else ``unknown``); the
+    offending rows are named with their raw file and row."""
+    config = corpus.load()
+    deny = config.licenses.deny
+    if not deny:
+        return CheckOutcome.not_applicable("no licence is denied (licenses.deny)")
+    engine, shards = corpus.engine(config), range(config.num_shards)
+    found: Counter[str] = Counter()
+    offenders: list[dict[str, object]] = []
+    for name in SPLITS:
+        for per_licence, rows in engine.map_shards(
+            partial(denied_rows, candidate / name, deny=deny), shards
+        ):
+            found.update(per_licence)
+            offenders += [{"split": name, **row} for row in rows]
+    total = sum(found.values())
+    return CheckOutcome.from_metadata(
+        passed=total == 0,
+        metadata={
+            "verdict": f"rows with a denied licence: {total}"
+            + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(found.items()))})" if total else "")
+            + (
+                "; remove these rows from the raw files, exclude their source, or change "
+                "licenses.deny"
+                if total
+                else ""
+            ),
+            "denied": list(deny),
+            "rows_per_denied_license": dict(sorted(found.items())),
+            "offenders": offenders[:20],
+        },
+    )
+
+
 # The blocking checks of split_documents, in the order they run and are shown.
 SPLIT_DOCUMENTS_CHECKS = StageChecks(
     "split_documents",
@@ -252,5 +290,6 @@ SPLIT_DOCUMENTS_CHECKS = StageChecks(
         split_ratios_within_tolerance,
         temporal_order,
         asof_features_causal,
+        no_denied_license_in_splits,
     ),
 )

@@ -10,7 +10,8 @@ Two passes keep memory bounded by a batch and a shard, not the corpus:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +28,13 @@ from corpus_platform.base.shards import (
     write_parquet,
 )
 from corpus_platform.config import CorpusConfig
+from corpus_platform.kernels.ingest.licences import LICENSE, row_licences
 from corpus_platform.kernels.ingest.readers import Decoding, InputError, ReadStats, read_batches
 
 
-def canonical_schema(features: tuple[str, ...]) -> pa.Schema:
-    """The schema every stage after ingest builds on."""
+def canonical_schema(features: tuple[str, ...], licensed: bool = False) -> pa.Schema:
+    """The schema every stage after ingest builds on (with a ``license`` column when the
+    config records licences: :attr:`CorpusConfig.records_licences`)."""
     fields = [
         pa.field("doc_id", pa.string(), nullable=False),
         pa.field("text", pa.string()),
@@ -41,6 +44,7 @@ def canonical_schema(features: tuple[str, ...]) -> pa.Schema:
         *[pa.field(name, pa.float64()) for name in features],
         pa.field("label", pa.float64()),
         pa.field("url", pa.string()),
+        *([pa.field(LICENSE, pa.string(), nullable=False)] if licensed else []),
         pa.field("content_hash", pa.string(), nullable=False),
         pa.field("raw_file", pa.string(), nullable=False),
         pa.field("raw_row", pa.int64(), nullable=False),
@@ -187,6 +191,16 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         else pa.nulls(n, pa.string())
     )
     hashes = pa.array([content_hash(t) for t in text.to_pylist()], pa.string())
+    licensed = config.records_licences
+    licence_name = mapping.input_name(LICENSE)  # a file without it: its source's licence
+    declared = table.column(licence_name) if licence_name in table.column_names else None
+    licences = {
+        LICENSE: row_licences(
+            declared.combine_chunks() if declared is not None else None,
+            source,
+            config.licenses.sources,
+        )
+    }
     columns = {
         "doc_id": doc_id,
         "text": text,
@@ -196,11 +210,12 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         **features,
         "label": label,
         "url": url,
+        **(licences if licensed else {}),
         "content_hash": hashes,
         "raw_file": pa.array([ctx.relative] * n, pa.string()),
         "raw_row": pc.cast(rows, pa.int64()),
     }
-    return pa.table(columns, schema=canonical_schema(mapping.features))
+    return pa.table(columns, schema=canonical_schema(mapping.features, licensed))
 
 
 def spill_dir(staging: Path, shard: int) -> Path:
@@ -219,6 +234,7 @@ class FileSummary:
 
     rows: int
     replaced_chars: int = 0
+    licences: dict[str, int] = field(default_factory=dict)  # rows per licence, when recorded
 
 
 def spill_file(
@@ -236,9 +252,11 @@ def spill_file(
     ctx = BatchContext(path=path, relative=path.relative_to(root).as_posix())
     decoding = Decoding(config.input.encoding, config.input.decode_errors)
     stats = ReadStats()
-    total = 0
+    total, licences = 0, Counter[str]()
     for batch_index, (_, raw) in enumerate(read_batches(path, decoding, stats)):
         table = canonicalize(raw, config, ctx)
+        if LICENSE in table.column_names:
+            licences.update(table.column(LICENSE).to_pylist())
         shards = np.fromiter(
             (shard_of(d, config.num_shards) for d in table.column("doc_id").to_pylist()),
             dtype=np.int64,
@@ -249,21 +267,26 @@ def spill_file(
             name = f"{file_index:05d}-{batch_index:06d}.parquet"
             write_parquet(part, spill_dir(staging, int(shard)) / name, **SCRATCH_OPTIONS)
         total += len(table)
-    return FileSummary(rows=total, replaced_chars=stats.replaced_chars)
+    return FileSummary(total, stats.replaced_chars, dict(sorted(licences.items())))
 
 
 def ingest_counts(names: list[str], summaries: list[FileSummary]) -> dict[str, object]:
-    """The raw_documents counts: rows (in total and per file) and the characters replaced
-    while decoding (in total, and per file for the files that had any)."""
+    """The raw_documents counts: rows (in total and per file), the characters replaced
+    while decoding (in total, and per file for the files that had any) and, when licences are
+    recorded, rows per licence (in total and per file)."""
     replaced = {
         n: s.replaced_chars for n, s in zip(names, summaries, strict=True) if s.replaced_chars
     }
+    licensed = {n: s.licences for n, s in zip(names, summaries, strict=True) if s.licences}
+    total: Counter[str] = sum((Counter(s.licences) for s in summaries), Counter())
+    licences = {"rows_per_license": dict(sorted(total.items())), "licenses_per_file": licensed}
     return {
         "rows": sum(s.rows for s in summaries),
         "files": len(names),
         "rows_per_file": {n: s.rows for n, s in zip(names, summaries, strict=True)},
         "replaced_chars": sum(replaced.values()),
         "replaced_chars_per_file": replaced,
+        **(licences if licensed else {}),
     }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS as DEDUPLICATED
 from corpus_platform.base.names import FILTERED_DOCUMENTS as FILTERED
 from corpus_platform.base.names import RAW_DOCUMENTS, SPLIT_DOCUMENTS, SPLITS, TRAINING_MIX
-from corpus_platform.kernels.sharding.card import CardFacts, StageFacts
+from corpus_platform.kernels.sharding.card import CardFacts, StageFacts, licence_rows
 from corpus_platform.kernels.sharding.croissant import FileFact, FilterFact, pii_lines
 from corpus_platform.kernels.sharding.croissant import split_guarantee as guarantee
 
@@ -70,7 +70,7 @@ class AuditFacts:
     card: CardFacts  # the chain's counts and config (defs.card.card_facts)
     sources: tuple[SourceFile, ...]
     input_paths: dict[str, str]  # input name -> its path in the project
-    licence: str  # annotations.license, or NOT_RECORDED
+    licence: str  # annotations.license, else the licences drawn into the mix, else NOT_RECORDED
     code: CodeFacts
     # every stage of the release, training_shards included; checks: name -> (status, verdict)
     stages: tuple[StageFacts, ...]
@@ -162,7 +162,7 @@ def summary(facts: AuditFacts) -> str:
             ("tokens", release.get("tokens"), "tokens"),
             ("config hash", release["config_hash"], "config-hash"),
             ("raw snapshot", release["raw_snapshot"], "raw-snapshot"),
-            ("licence (annotations.license)", facts.licence, "licence"),
+            ("licence", facts.licence, "licence"),
             ("checks passed", statuses.count("passed"), "checks-passed"),
             ("checks failed", statuses.count("failed"), "checks-failed"),
             ("checks not applicable", statuses.count("not applicable"), "checks-na"),
@@ -194,9 +194,9 @@ def sources(facts: AuditFacts) -> str:
         "sources",
         "Sources",
         para(
-            f"Every file of every pinned input ({paths}) with its MD5 in the pinned DVC snapshot "
-            "and the rows read from it. The platform records no licence per source file; the "
-            f"dataset's declared licence: {facts.licence}."
+            f"Every file of every pinned input ({paths}) with its MD5 in the pinned DVC snapshot, "
+            "the rows read from it and, where recorded (licenses, input.columns.license), their "
+            f"licences; the dataset's licence: {facts.licence}."
         ),
         table("input|file|md5 (pinned)|rows|now|stored|licence", rows),
     )
@@ -342,6 +342,38 @@ def split(facts: AuditFacts) -> str:
     )
 
 
+def licences(facts: AuditFacts) -> str:
+    rows = licence_rows(facts.card)
+    splits = list(facts.card.counts(SPLIT_DOCUMENTS).get("rows_per_license") or {})
+    deny = facts.card.config.get("licenses", {}).get("deny") or []
+    if not rows:
+        return section(
+            "licences",
+            "Licences",
+            para(
+                "Licences were not recorded per row: set licenses.sources or "
+                "input.columns.license; the dataset's licence: " + facts.licence + "."
+            ),
+        )
+    cells = [
+        row(
+            {"licence": r[0]},
+            r[0],
+            *[(n, name) for n, name in zip(r[1:], [*splits, "mix"], strict=True)],
+        )
+        for r in rows
+    ]
+    return section(
+        "licences",
+        "Licences",
+        para(
+            "A row's licence is its license column where set, else its source's licence, else "
+            f"unknown. Denied (licenses.deny, blocking): {', '.join(deny) or 'none'}."
+        ),
+        table("licence|" + "|".join(f"{s} rows" for s in splits) + "|mix draws", cells),
+    )
+
+
 def mix(facts: AuditFacts) -> str:
     counts, config = facts.card.counts(TRAINING_MIX), facts.card.config.get("mix", {})
     unit = config.get("unit", "documents")
@@ -386,7 +418,7 @@ def replay(facts: AuditFacts) -> str:
 def render_audit_page(facts: AuditFacts) -> str:
     """The whole page."""
     name = esc(facts.release["name"])
-    parts = (summary, sources, code, checks, files, funnel, dedup, split, mix, replay)
+    parts = (summary, sources, licences, code, checks, files, funnel, dedup, split, mix, replay)
     intro = (
         f"{facts.card.name}: every number below comes from the project's registry, the shards' "
         "manifest or the bytes themselves."

@@ -73,6 +73,43 @@ class CardFacts:
         return found.counts if found else {}
 
 
+def licence_rows(facts: CardFacts) -> list[list[Any]]:
+    """One row per licence: its rows in train, validation and test and its draws in the mix;
+    empty when the build recorded no licences (``licenses`` / ``input.columns.license``)."""
+    per_split = facts.counts(SPLIT_DOCUMENTS).get("rows_per_license") or {}
+    drawn = facts.counts(TRAINING_MIX).get("drawn_per_license") or {}
+    splits = list(per_split)
+    names = sorted(set(drawn).union(*(set(v) for v in per_split.values())))
+    return [[n, *(per_split[s].get(n, 0) for s in splits), drawn.get(n, 0)] for n in names]
+
+
+def mix_licences(facts: CardFacts) -> list[str]:
+    """The licences of the rows drawn into the mix (empty when none were recorded)."""
+    drawn = facts.counts(TRAINING_MIX).get("drawn_per_license") or {}
+    return sorted(licence for licence, n in drawn.items() if n)
+
+
+def licences(facts: CardFacts) -> list[str]:
+    """The card's licence section: rows per licence and split, draws per licence."""
+    rows = licence_rows(facts)
+    if not rows:
+        return []
+    splits = list(facts.counts(SPLIT_DOCUMENTS).get("rows_per_license") or {})
+    deny = facts.config.get("licenses", {}).get("deny") or []
+    return [
+        "",
+        "### Licences",
+        "",
+        "A row's licence is its `license` column where set, else its source's licence "
+        "(`licenses.sources`), else `unknown`. Denied (`licenses.deny`, a blocking check on the "
+        f"splits): {', '.join(f'`{d}`' for d in deny) or 'none'}.",
+        "",
+        *_table(
+            ["licence", *splits, "mix draws"], [[r[0], *(f"{n:,}" for n in r[1:])] for r in rows]
+        ),
+    ]
+
+
 def size_category(rows: int) -> str:
     """The Hugging Face ``size_categories`` tag of a number of rows."""
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
@@ -84,10 +121,11 @@ def header(facts: CardFacts) -> str:
     """The card's YAML header (the Hugging Face dataset card metadata)."""
     rows = int(facts.counts(TRAINING_MIX).get("rows", 0))
     languages = facts.config.get("filters", {}).get("languages") or []
+    drawn = mix_licences(facts)
     meta = {
         "pretty_name": facts.name,
         "language": list(languages),
-        "license": "other",
+        "license": drawn[0].lower() if len(drawn) == 1 and drawn[0] != "unknown" else "other",
         "size_categories": [size_category(rows)],
         "task_categories": ["text-generation"],
         "tags": ["corpus_platform", "deduplicated", "decontaminated", "leak-checked"],
@@ -128,7 +166,7 @@ def composition(facts: CardFacts) -> list[str]:
     ]
     if facts.shards:
         lines += ["", "Shards: " + ", ".join(f"{k} {v}" for k, v in facts.shards.items()) + "."]
-    return lines
+    return lines + licences(facts)
 
 
 def preprocessing(facts: CardFacts) -> list[str]:

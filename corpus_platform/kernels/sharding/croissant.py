@@ -27,7 +27,12 @@ from corpus_platform.base.names import (
     TRAINING_MIX,
 )
 from corpus_platform.kernels.filtering.pii import PLACEHOLDERS
-from corpus_platform.kernels.sharding.card import CARD_FILE, SPLIT_PROMISES, CardFacts
+from corpus_platform.kernels.sharding.card import (
+    CARD_FILE,
+    SPLIT_PROMISES,
+    CardFacts,
+    mix_licences,
+)
 
 CROISSANT_1_1 = "http://mlcommons.org/croissant/1.1"
 PROV = "http://www.w3.org/ns/prov#"
@@ -115,8 +120,15 @@ class ReleaseFacts:
     @property
     def annotations(self) -> dict[str, str]:
         """The recorded ``annotations`` (license, creator, url, ...); the license is ``unknown``
-        unless declared: the platform records no licence of the raw sources."""
+        unless declared (``annotations.license``) or recorded per row (``licenses``)."""
         return {"license": UNKNOWN, **(self.card.config.get("annotations") or {})}
+
+    @property
+    def licences(self) -> list[str]:
+        """The dataset's licences: ``annotations.license`` when declared, else the licences
+        of the rows drawn into the mix, else ``unknown``."""
+        declared = (self.card.config.get("annotations") or {}).get("license")
+        return [declared] if declared else mix_licences(self.card) or [UNKNOWN]
 
 
 def media_type(path: str) -> str:
@@ -304,6 +316,23 @@ def split_guarantee(card: CardFacts) -> str:
     )
 
 
+def licence_limitation(facts: ReleaseFacts) -> str:
+    """What the release knows of its licences: per row (draws per licence, rows per licence and
+    split) or only as declared."""
+    drawn = facts.card.counts(TRAINING_MIX).get("drawn_per_license")
+    if not drawn:
+        return (
+            "The raw sources' licences and consent were not recorded; license: "
+            f"{', '.join(facts.licences)}."
+        )
+    per_split = facts.card.counts(SPLIT_DOCUMENTS).get("rows_per_license") or {}
+    return (
+        "Licences were recorded per row (its license column, else its source's licence, else "
+        f"unknown) but not verified against the sources' terms; draws per licence {_json(drawn)}, "
+        f"rows per licence and split {_json(per_split)}; consent was not recorded."
+    )
+
+
 def responsible_ai(facts: ReleaseFacts) -> dict[str, Any]:
     """The rai: fields, from the registry's counts and the recorded config."""
     card, config = facts.card, facts.card.config
@@ -317,8 +346,7 @@ def responsible_ai(facts: ReleaseFacts) -> dict[str, Any]:
         "PII detection is pattern-based (e-mail, phone, IP, Luhn-valid card numbers, US SSNs): "
         "names, postal addresses and other personal data are not detected.",
         f"Near-duplicates below Jaccard {config.get('dedup', {}).get('threshold')} are kept.",
-        "The raw sources' licences and consent were not recorded; license: "
-        f"{facts.annotations['license']}.",
+        licence_limitation(facts),
     ]
     if card.counts(SPLIT_DOCUMENTS).get("mode") == "row":
         limitations.append("Split mode row: entities and near-duplicates may leak across splits.")
@@ -378,7 +406,7 @@ def croissant(facts: ReleaseFacts) -> dict[str, Any]:
         f"samples, {release.get('tokens') or 0:,} tokens), built by corpus_platform. Files are "
         "read from data/training_shards, which must hold this release "
         f"(`corpus checkout {release['name']}`).",
-        "license": facts.annotations["license"],
+        "license": facts.licences[0] if len(facts.licences) == 1 else facts.licences,
         # the dataset card is the closest thing to a web page of the dataset
         "url": notes.get("url") or urls.get(CARD_FILE) or urls.get(SHARDS_MANIFEST, ""),
         "creator": {"@type": "sc:Organization", "name": notes.get("creator") or UNKNOWN},
