@@ -87,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if holder is not None:
             print(f"waiting for the lock's holder ({holder.describe()})", flush=True)
             wait_until_free(root, poll_seconds=0.5)
-        report = run_build(root, args.config, progress=True)
+        report = run_build(root, args.config, progress=True, full=args.full)
         # --wait: another holder may take the lock between the wait and the build, which then
         # fails at once and touches nothing; wait again instead of failing
         if not (args.wait and report.refused_by_lock):
@@ -298,6 +298,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--root", default=".", help="project folder (holds corpus.yaml and data/)")
     run.add_argument("--config", default="corpus.yaml", help="config file, relative to --root")
     run.add_argument("--wait", action="store_true", help="wait for a running build to finish")
+    run.add_argument(
+        "--full",
+        action="store_true",
+        help="decide every row from scratch (no published kept row or split placement carried "
+        "over); the checks still compare with what is published",
+    )
     run.set_defaults(func=cmd_run)
 
     snaps = sub.add_parser("snapshots", help="list recorded snapshots")

@@ -216,6 +216,7 @@ def run_build(
     instance: dg.DagsterInstance | None = None,
     assets: list[str] | None = None,
     progress: bool = False,
+    full: bool = False,
 ) -> BuildReport:
     """Execute the build job for the project at ``root`` and summarize it.
 
@@ -227,9 +228,10 @@ def run_build(
         assets: Only these assets (and their checks); every asset when omitted.
         progress: Print one line per stage as it starts and ends (``corpus run``). Dagster's
             own log always goes to a file under ``.corpus/logs/`` (``BuildReport.log_file``).
+        full: Decide every row from scratch (``corpus run --full``, ``CorpusProject.full``).
     """
     logging.getLogger(GATING_LOGGER).addFilter(_NOTICE_FILTER)  # once: filters are a set
-    defs = build_definitions(CorpusProject(root=str(root), config_file=config_file))
+    defs = build_definitions(CorpusProject(root=str(root), config_file=config_file, full=full))
     log_file = root / LOG_DIR / f"build-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     logger_config = {"log_file": str(log_file), "progress": progress}

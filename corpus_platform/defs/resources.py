@@ -1,7 +1,7 @@
 """The project resource: where the corpus lives and how it is configured."""
 
 import shutil
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +16,8 @@ from corpus_platform.kernels.filtering.filters import check_exempt
 from corpus_platform.store.datasets import recover_stage_folders, stage_path
 from corpus_platform.store.lock import Holder, project_lock
 from corpus_platform.store.publication import recover_publications
+from corpus_platform.store.registry import find_snapshot
+from corpus_platform.store.snapshots import current_snapshot
 
 
 class CorpusProject(dg.ConfigurableResource):
@@ -24,10 +26,15 @@ class CorpusProject(dg.ConfigurableResource):
     Attributes:
         root: The project folder; relative paths resolve against the working directory.
         config_file: The pipeline config, relative to ``root``.
+        full: Decide every row from scratch, as a first build would: no published kept row
+            or split placement is carried over (``corpus run --full``; in the UI's launchpad,
+            ``resources: {corpus: {config: {full: true}}}``). The checks still compare with
+            what is published.
     """
 
     root: str = "."
     config_file: str = "corpus.yaml"
+    full: bool = False
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Generator[Self, None, None]:
@@ -67,6 +74,24 @@ class CorpusProject(dg.ConfigurableResource):
         """The published folder of a stage, ``data/<asset>``."""
         return stage_path(self.root_path, asset)
 
+    def published_alike(
+        self, asset: str, config: CorpusConfig, settings: Mapping[str, tuple[str, ...]]
+    ) -> Path | None:
+        """The published folder of ``asset`` when its snapshot was built with the same
+        ``settings`` as ``config`` (top-level section -> keys of it to ignore, e.g.
+        ``{"split": ("tolerance",)}``): the settings that decide where a row lands or which row
+        is kept. None on a first build, a full build (``full``) or a changed setting."""
+        published = self.stage_dir(asset)
+        snapshot = current_snapshot(self.root_path, published)
+        if self.full or snapshot is None:
+            return None
+        recorded = find_snapshot(self.root_path, snapshot).get("config", {})
+        now = config.recorded()
+        for key, ignored in settings.items():
+            if _without(recorded.get(key), ignored) != _without(now.get(key), ignored):
+                return None
+        return published
+
     def raw_dir(self, config: CorpusConfig) -> Path:
         """The folder of raw input files."""
         return self.root_path / config.input.path
@@ -87,6 +112,12 @@ class CorpusProject(dg.ConfigurableResource):
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _without(value: object, ignored: tuple[str, ...]) -> object:
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in ignored}
+    return value
 
 
 def _mark_crashed_run(context: dg.InitResourceContext, crashed: Holder) -> None:

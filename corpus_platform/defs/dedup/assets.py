@@ -30,6 +30,9 @@ from corpus_platform.store import band_cache
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.snapshots import current_snapshot
 
+# what decides which row of a cluster is kept: published kept rows stay kept while these hold
+KEEP_SETTINGS = {"seed": (), "num_shards": (), "dedup": ()}
+
 
 @stage_asset(
     DEDUPLICATED_DOCUMENTS_CHECKS,
@@ -39,7 +42,8 @@ from corpus_platform.store.snapshots import current_snapshot
     description="Exact (hash of the normalized text, or dedup.columns for rows without text) "
     "and MinHash-LSH near-duplicate clusters verified by exact Jaccard; per cluster the row "
     "with the highest quality score is kept. The membership table is under clusters/, the "
-    "similar pairs the split uses under pairs/.",
+    "similar pairs the split uses under pairs/. After an append, rows the published snapshot "
+    "kept stay kept, in their published clusters.",
 )
 def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
@@ -62,6 +66,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
             staging / SIMILAR_PAIRS,
             config.engine.memory_mb,
             engine,
+            corpus.published_alike(DEDUPLICATED_DOCUMENTS, config, KEEP_SETTINGS),
         )
         save_band_layout(scratch / "bands", params, config.num_shards)
         band_cache.stash(corpus.root_path, scratch)

@@ -37,8 +37,6 @@ from corpus_platform.kernels.splitting.leakage import moved_into_train
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
-from corpus_platform.store.registry import find_snapshot
-from corpus_platform.store.snapshots import current_snapshot
 
 
 def compute_asof(engine: Engine, upstream: Path, scratch: Path, config: CorpusConfig) -> None:
@@ -159,15 +157,9 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
     return metadata
 
 
-PLACEMENT_SETTINGS = ("seed", "num_shards", "split")  # what decides where a row lands
-CHECK_ONLY_SETTINGS = ("tolerance", "recall_sample")  # split settings that only checks read
-
-
-def _placement(config: dict, key: str) -> object:
-    value = config.get(key)
-    if key == "split" and isinstance(value, dict):
-        return {k: v for k, v in value.items() if k not in CHECK_ONLY_SETTINGS}
-    return value
+# what decides where a row lands: the seed, the shard count and the split section (minus the
+# settings only checks read)
+PLACEMENT_SETTINGS = {"seed": (), "num_shards": (), "split": ("tolerance", "recall_sample")}
 
 
 def anchor_to_published(
@@ -177,16 +169,13 @@ def anchor_to_published(
     ``split`` section, epoch included) keeps every published row where it is
     (:mod:`~corpus_platform.kernels.splitting.anchors`): the rows appended since are placed
     around them. The anchors of the new components are read from the published split on the
-    engine, one shard a task. Any other case places rows from scratch: the first build, a new
-    epoch, and a changed setting, whose moves the stability check reports (a changed setting
-    takes effect through a new ``split.epoch``)."""
-    published = corpus.stage_dir(SPLIT_DOCUMENTS)
-    snapshot = current_snapshot(corpus.root_path, published)
-    if config.split.mode != "group" or snapshot is None:
+    engine, one shard a task. Any other case places rows from scratch: the first build, a full
+    build, a new epoch, and a changed setting, whose moves the stability check reports (a
+    changed setting takes effect through a new ``split.epoch``)."""
+    if config.split.mode != "group":
         return plan
-    recorded = find_snapshot(corpus.root_path, snapshot).get("config", {})
-    now = config.recorded()
-    if any(_placement(recorded, key) != _placement(now, key) for key in PLACEMENT_SETTINGS):
+    published = corpus.published_alike(SPLIT_DOCUMENTS, config, PLACEMENT_SETTINGS)
+    if published is None:
         return plan
     parts = engine.map_shards(
         partial(shard_anchors, published=published, name_components=plan.component_names),

@@ -117,18 +117,28 @@ def cluster_to_disk(
     similar_pairs: Path,
     memory_mb: int = 1024,
     engine: Engine | None = None,
+    published: Path | None = None,
 ) -> DiskClusters:
     """Steps 2 to 6 over the scratch files that :func:`signature_shard` wrote for every shard:
     candidates, their scores (on disk), the clusters' components, then the membership table
     written to ``clusters/`` and the pairs at or above the split's threshold to
     ``similar_pairs``, all on the engine (:mod:`corpus_platform.kernels.dedup.membership`);
-    nothing per pair or clustered row in this process."""
+    nothing per pair or clustered row in this process. ``published``: the published snapshot
+    whose kept rows stay kept, in their clusters' published ids (an append)."""
     engine = engine or LocalEngine()
     group_candidates(scratch, num_shards, params, engine)
     scored = score_candidates(scratch, num_shards, params, engine, params.pair_threshold, memory_mb)
     labels = link_clusters(scratch, num_shards, params.threshold, scored.kept, engine, memory_mb)
     summary = write_membership(
-        labels, scratch, clusters, num_shards, params.keep, params.mode, engine, memory_mb
+        labels,
+        scratch,
+        clusters,
+        num_shards,
+        params.keep,
+        params.mode,
+        engine,
+        memory_mb,
+        published,
     )
     write = partial(
         write_similar_pairs,

@@ -10,7 +10,10 @@ process and compares the files byte for byte):
 2. :func:`decide_partition`, per cluster partition: each cluster's kept row (the highest
    quality score, ties by smallest doc id; or the smallest doc id) and each member's estimated
    similarity to it; rows scattered back by doc shard; returns the partition's cluster-size
-   histogram and its largest clusters.
+   histogram and its largest clusters. After an append (a published snapshot built with the
+   same settings), decisions are sticky: every member that the published snapshot kept stays
+   kept and the cluster keeps its published id, so a new near-duplicate of a published row is
+   the one dropped.
 3. :func:`write_membership_shard`, per shard: ``clusters/part-N`` sorted by (cluster id, doc id).
 """
 
@@ -44,6 +47,7 @@ MEMBER_SCHEMA = pa.schema(
         ("entity", pa.string()),
         ("quality_score", pa.float64()),
         ("signature", pa.binary()),
+        ("published_cluster", pa.string()),  # the cluster id of a row the published kept
     ]
 )
 MEMBERSHIP_SCHEMA = pa.schema(
@@ -81,9 +85,25 @@ class MembershipSummary:
     largest: tuple[LargeCluster, ...]
 
 
-def gather_members(shard: int, labels: Path, scratch: Path, out: Path, partitions: int) -> int:
+def published_kept(published: Path | None, shard: int, ids: pa.Array) -> pa.Table:
+    """The rows of ``ids`` that the published snapshot ``published`` kept, with their published
+    cluster ids (none without a published snapshot)."""
+    empty = pa.table(
+        {"doc_id": pa.array([], pa.string()), "published_cluster": pa.array([], pa.string())}
+    )
+    if published is None or not part_path(published, shard).is_file():
+        return empty
+    kept = read_shard(published, shard, ["doc_id", "cluster_id"])
+    kept = kept.filter(pc.is_in(kept.column("doc_id"), ids))
+    return kept.rename_columns(["doc_id", "published_cluster"])
+
+
+def gather_members(
+    shard: int, labels: Path, scratch: Path, out: Path, partitions: int, published: Path | None
+) -> int:
     """Scatter one shard's clustered rows (cluster id, doc id, entity, quality, signature or
-    null for rows without text) by cluster id; return how many."""
+    null for rows without text, published cluster id of a row the published snapshot kept) by
+    cluster id; return how many."""
     named = read_shard(labels, shard).rename_columns(["doc_id", "cluster_id"])
     ids = named.column("doc_id")
     keys = read_shard(scratch / "keys", shard, ["doc_id", "entity", "quality_score"])
@@ -98,6 +118,7 @@ def gather_members(shard: int, labels: Path, scratch: Path, out: Path, partition
     )
     table = named.join(keys, "doc_id", join_type="left outer")
     table = table.join(signatures, "doc_id", join_type="left outer")
+    table = table.join(published_kept(published, shard, ids), "doc_id", join_type="left outer")
     table = table.select(MEMBER_SCHEMA.names).cast(MEMBER_SCHEMA)
     scatter(table, "cluster_id", out, shard, partitions)
     return len(table)
@@ -129,9 +150,12 @@ def decide_partition(
     for row in rows:
         clusters[row["cluster_id"]].append(row)
     decided, sizes, largest = [], Counter(), []
-    for cluster_id, group in sorted(clusters.items()):
+    for label, group in sorted(clusters.items()):
         group.sort(key=lambda r: r["doc_id"])
-        kept = _kept(group, keep)
+        anchored = [r for r in group if r["published_cluster"] is not None]
+        kept = _kept(anchored or group, keep)
+        cluster_id = kept["published_cluster"] or label
+        stays = {r["doc_id"] for r in anchored} | {kept["doc_id"]}
         similarity = {r["doc_id"]: _similarity(r["signature"], kept["signature"]) for r in group}
         decided += [
             (
@@ -139,7 +163,7 @@ def decide_partition(
                 r["doc_id"],
                 r["entity"],
                 kept["doc_id"],
-                mode == "annotate" or r["doc_id"] == kept["doc_id"],
+                mode == "annotate" or r["doc_id"] in stays,
                 r["quality_score"],
                 similarity[r["doc_id"]],
             )
@@ -177,17 +201,26 @@ def write_membership(
     mode: str,
     engine: Engine | None = None,
     memory_mb: int = 1024,
+    published: Path | None = None,
 ) -> MembershipSummary:
     """Write ``clusters/`` (the membership side table, one file per shard) from the clusters'
     ``labels`` and the sketches and keys under ``scratch``, on ``engine``; the cluster
-    partitions are sized by the clustered rows and ``memory_mb``, not by the shard count."""
+    partitions are sized by the clustered rows and ``memory_mb``, not by the shard count.
+    ``published``: the published snapshot whose kept rows and cluster ids stay (an append)."""
     engine = engine or LocalEngine()
     shards = range(num_shards)
     clustered = count_rows(labels, num_shards)
     partitions = max(MIN_PARTITIONS, partitions_for(clustered, MEMBER_ROW_BYTES, memory_mb))
     members, decided = scratch / "members", scratch / "decided"
     engine.map_shards(
-        partial(gather_members, labels=labels, scratch=scratch, out=members, partitions=partitions),
+        partial(
+            gather_members,
+            labels=labels,
+            scratch=scratch,
+            out=members,
+            partitions=partitions,
+            published=published,
+        ),
         shards,
     )
     parts = engine.map_shards(
