@@ -13,6 +13,7 @@ from corpus_platform.base.shards import part_path, read_parquet
 from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.kernels.filtering.filters import judge_text
 from corpus_platform.store.datasets import stage_path
+from corpus_platform.store.registry import RAW_INPUT, list_snapshots
 from corpus_platform.store.snapshots import current_snapshot
 
 
@@ -35,6 +36,19 @@ def _split_row(folder: Path, shard: int, doc_id: str) -> tuple[str, dict[str, An
         if row is not None:
             return name, row
     return None
+
+
+def arrival(root: Path, raw_file: str) -> str:
+    """The batch a row arrived in: its raw file, first read by which published raw_documents
+    snapshot (the registry's oldest whose files include it) from which raw snapshot."""
+    for record in list_snapshots(root, "raw_documents"):
+        if raw_file in (record.get("counts") or {}).get("rows_per_file", {}):
+            raw = record.get("upstream_snapshots", {}).get(RAW_INPUT, "unknown")
+            return (
+                f"arrived in batch {raw_file}: first published in raw_documents "
+                f"{record['snapshot_id']} (raw snapshot {raw})"
+            )
+    return f"arrived in batch {raw_file}: no published raw_documents snapshot has read it yet"
 
 
 class Trace:
@@ -60,6 +74,7 @@ class Trace:
                 "check the id or materialize raw_documents"
             )
         self.stage("raw_documents", f"{row['raw_file']} row {row['raw_row']}")
+        self.detail(arrival(self.root, row["raw_file"]))
         when = row["timestamp"].isoformat() if row["timestamp"] else "none"
         self.detail(f"source {row['source']}, entity {row['entity']}, timestamp {when}")
         self.detail(f"content hash {row['content_hash']}")

@@ -14,6 +14,8 @@ import pytest
 
 from corpus_platform.base.names import SPLIT_DOCUMENTS, SPLITS
 from corpus_platform.runner import run_build
+from corpus_platform.store.registry import list_snapshots
+from corpus_platform.trace import trace
 from tests.conftest import build, tree_digest
 
 WEB = Path("data") / "raw" / "web"
@@ -184,6 +186,19 @@ def test_a_new_near_duplicate_of_a_published_row_is_the_one_dropped(project) -> 
         )
     after = split_rows(project)
     assert {d: after.get(d) for d in split_before} == split_before
+    first, latest = (
+        list_snapshots(project, "raw_documents")[0],
+        list_snapshots(project, "raw_documents")[-1],
+    )
+    assert first["snapshot_id"] != latest["snapshot_id"]
+    assert (
+        f"arrived in batch web/crawl-copies.jsonl: first published in raw_documents "
+        f"{latest['snapshot_id']}" in trace(project, copies[0]["id"])
+    )
+    assert (
+        f"arrived in batch web/crawl-0.jsonl: first published in raw_documents "
+        f"{first['snapshot_id']}" in trace(project, copies[0]["_of"])
+    )
 
 
 def test_a_full_build_after_an_append_equals_a_build_from_scratch(project, tmp_path) -> None:

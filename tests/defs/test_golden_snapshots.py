@@ -3,10 +3,9 @@ of commit eafa1cf (before the layering change of issue 16).
 
 A deliberate change of an output (a new default, a new column) updates these ids in the same
 commit, with the reason in its message and in docs/upgrading.md. The last one: the dataset card
-inside training_shards shows a check with nothing to check as ``n/a`` (it said PASS), and the
-split-stability check, whose verdict depends on earlier snapshots, as ``ok``, and lists the
-split's new recall check (``held_out_sample_has_no_train_neighbour``); every other stage is byte
-for byte what it was.
+inside training_shards lists the split's new licence check (``no_denied_license_in_splits``,
+``n/a`` without ``licenses.deny``); every other stage is byte for byte what it was (a project
+that records no licence gets no ``license`` column).
 """
 
 from corpus_platform.base.names import STAGES
@@ -19,7 +18,7 @@ EXPECTED = {
     "fitted_statistics": "6ea3fb499e2624383a2d9fce6f69dd04.dir",
     "normalized_splits": "dcc2c0ed198cddd2e7d6439ca8dea340.dir",
     "training_mix": "5b4c3b84fc065f564c84c8f3f797369a.dir",
-    "training_shards": "a873f2563684d83bdfa634d394fd24d9.dir",
+    "training_shards": "55ebf84136bc4010e27f15b4480f3a2e.dir",
 }
 
 
