@@ -1,0 +1,216 @@
+"""End to end through the Dagster daemon (`dagster-daemon run`, as `make ui` starts it), not in
+process: the new-raw-files sensor starts a build of the sample, a file dropped into data/raw
+starts another that reads it, two launched builds queue behind one another (the instance's
+limit of one build), and a daemon-launched build killed with SIGKILL is marked failed (by the
+code server that started its process) while the next build names it, cleans up and passes. Every
+run's checks pass or are not applicable (which emit no evaluation)."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from dagster._core.instance.ref import InstanceRef
+
+from corpus_platform.base.names import RAW_DOCUMENTS, TRAINING_SHARDS
+from corpus_platform.defs.schedules import BUILD_JOB, RAW_SENSOR
+from corpus_platform.store.lock import current_holder
+from corpus_platform.store.registry import list_snapshots
+from tests.conftest import REPO, project_config
+
+BIN = Path(sys.executable).parent
+DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+TIMEOUT = 420  # seconds for one build of the sample through the daemon
+
+
+@pytest.fixture(scope="module")
+def daemon(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Path, dict, dg.DagsterInstance]]:
+    """A project with the sample corpus, its instance (the repository's dagster.yaml) and a
+    running daemon; the sensor is switched on."""
+    root = tmp_path_factory.mktemp("daemon") / "project"
+    root.mkdir()
+    (root / "corpus.yaml").write_text(yaml.safe_dump(project_config()), encoding="utf-8")
+    shutil.copy(REPO / "workspace.yaml", root / "workspace.yaml")
+    home = root / ".dagster"
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    corpus = [sys.executable, "-m", "corpus_platform.cli"]
+    sample = ["sample", "--out", "data/raw", "--eval-out", "data/eval/benchmark.jsonl"]
+    subprocess.run([*corpus, *sample], cwd=root, env=env, check=True, capture_output=True)
+    started = dagster(root, env, "sensor", "start", RAW_SENSOR, "-w", "workspace.yaml")
+    assert started.returncode == 0, started.stdout + started.stderr
+    log = (root / "daemon.log").open("w")
+    process = subprocess.Popen(
+        [str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    instance = dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+    try:
+        yield root, env, instance
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
+        log.close()
+
+
+def dagster(root: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "dagster"), *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
+    """Every run of the build job, oldest first."""
+    return sorted(
+        instance.get_runs(filters=dg.RunsFilter(job_name=BUILD_JOB)),
+        key=lambda r: instance.get_run_record_by_id(r.run_id).create_timestamp,
+    )
+
+
+def wait_for(predicate, what: str, root: Path, timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            log = (root / "daemon.log").read_text(encoding="utf-8", errors="replace")
+            pytest.fail(f"timed out waiting for {what}; daemon log tail:\n{log[-4000:]}")
+        time.sleep(1)
+
+
+def finished(instance: dg.DagsterInstance, run_id: str) -> dg.DagsterRun:
+    run = instance.get_run_by_id(run_id)
+    assert run is not None
+    return run
+
+
+def check_statuses(instance: dg.DagsterInstance, run_id: str) -> dict[str, bool]:
+    """Every check evaluated by a run: name -> passed (not applicable checks emit none)."""
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+    ).records
+    return {
+        r.event_log_entry.dagster_event.event_specific_data.check_name: (
+            r.event_log_entry.dagster_event.event_specific_data.passed
+        )
+        for r in records
+    }
+
+
+def assert_succeeded_with_every_check(instance: dg.DagsterInstance, run_id: str) -> None:
+    run = finished(instance, run_id)
+    assert run.status == dg.DagsterRunStatus.SUCCESS, run.status
+    statuses = check_statuses(instance, run_id)
+    assert len(statuses) >= 15 and all(statuses.values()), statuses
+
+
+def test_the_sensor_builds_the_sample_then_a_dropped_file(daemon) -> None:
+    root, _, instance = daemon
+    wait_for(lambda: len(runs(instance)) >= 1, "the sensor's first run", root)
+    first = runs(instance)[0]
+    assert first.tags.get("dagster/sensor_name") == RAW_SENSOR
+    wait_for(lambda: finished(instance, first.run_id).status in DONE, "the first build", root)
+    assert_succeeded_with_every_check(instance, first.run_id)
+    assert (root / "data" / TRAINING_SHARDS / "manifest.json").is_file()
+
+    rows = [
+        json.loads(line)
+        for line in (root / "data" / "raw" / "web" / "crawl-0.jsonl").read_text().splitlines()
+    ][:30]
+    dropped = [{**r, "id": f"{r['id']}-dropped", "author": f"{r['author']}-new"} for r in rows]
+    (root / "data" / "raw" / "web" / "dropped.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in dropped), encoding="utf-8"
+    )
+    # the sensor looks again after its minimum interval (60 s)
+    wait_for(lambda: len(runs(instance)) >= 2, "the sensor's run for the new file", root)
+    second = runs(instance)[1]
+    assert second.tags.get("dagster/sensor_name") == RAW_SENSOR
+    wait_for(lambda: finished(instance, second.run_id).status in DONE, "the second build", root)
+    assert_succeeded_with_every_check(instance, second.run_id)
+    raw = list_snapshots(root, RAW_DOCUMENTS)[-1]
+    assert raw["counts"]["rows_per_file"]["web/dropped.jsonl"] == 30
+
+
+def test_two_launched_builds_run_one_after_the_other(daemon) -> None:
+    root, env, instance = daemon
+    before = {r.run_id for r in runs(instance)}
+    for _ in range(2):
+        launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml")
+        assert launched.returncode == 0, launched.stdout + launched.stderr
+    new = [r.run_id for r in runs(instance) if r.run_id not in before]
+    assert len(new) == 2
+    seen_waiting = False
+
+    def both_done() -> bool:
+        nonlocal seen_waiting
+        statuses = [finished(instance, r).status for r in new]
+        if dg.DagsterRunStatus.STARTED in statuses and dg.DagsterRunStatus.QUEUED in statuses:
+            seen_waiting = True
+        assert statuses.count(dg.DagsterRunStatus.STARTED) <= 1, statuses
+        return all(s in DONE for s in statuses)
+
+    wait_for(both_done, "two queued builds", root, timeout=2 * TIMEOUT)
+    assert seen_waiting  # one waited in the queue while the other ran
+    records = [instance.get_run_record_by_id(r) for r in new]
+    records.sort(key=lambda r: r.start_time)
+    assert records[0].end_time <= records[1].start_time  # never at the same time
+    for run_id in new:
+        assert_succeeded_with_every_check(instance, run_id)
+
+
+def test_a_killed_daemon_run_is_marked_failed_and_the_next_build_recovers(daemon) -> None:
+    root, env, instance = daemon
+    before = {r.run_id for r in runs(instance)}
+    launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml")
+    assert launched.returncode == 0, launched.stderr
+    (victim,) = [r.run_id for r in runs(instance) if r.run_id not in before]
+    wait_for(
+        lambda: (h := current_holder(root)) is not None and h.run_id == victim,
+        "the launched run to take the project lock",
+        root,
+    )
+    holder = current_holder(root)
+    assert holder is not None
+    time.sleep(3)  # into the build
+    os.kill(holder.pid, signal.SIGKILL)
+    wait_for(lambda: current_holder(root) is None, "the lock to be free", root, timeout=60)
+    # the code server that started the run process sees it die and marks the run failed
+    wait_for(
+        lambda: finished(instance, victim).status == dg.DagsterRunStatus.FAILURE,
+        "the killed run to be marked failed",
+        root,
+        timeout=120,
+    )
+    told = [e.message or "" for e in instance.all_logs(victim)]
+    assert any("terminated by signal 9" in m for m in told), told[-3:]
+
+    launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml")
+    assert launched.returncode == 0, launched.stderr
+    (after,) = [r.run_id for r in runs(instance) if r.run_id not in {*before, victim}]
+    wait_for(lambda: finished(instance, after).status in DONE, "the build after the kill", root)
+    assert_succeeded_with_every_check(instance, after)
+    # the next build finds the killed build's trace in the project lock, says so, and cleans
+    # what it left under data/ before building
+    messages = [
+        e.message for e in instance.all_logs(after) if "died without releasing" in (e.message or "")
+    ]
+    assert messages and victim in messages[0]
+    assert not list((root / "data").glob(".staging-*"))
