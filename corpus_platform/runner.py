@@ -40,7 +40,7 @@ class CheckVerdict:
     @property
     def label(self) -> str:
         """PASS, FAIL or n/a, as the summary shows it."""
-        return {"passed": "PASS", "failed": "FAIL"}.get(self.status, "n/a")
+        return {"passed": "PASS", "failed": "FAIL", "warned": "WARN"}.get(self.status, "n/a")
 
 
 @dataclass
@@ -190,7 +190,11 @@ def summarize(result: dg.ExecuteInProcessResult) -> BuildReport:
             CheckVerdict(
                 asset=evaluation.asset_key.to_user_string(),
                 name=evaluation.check_name,
-                status=CheckStatus.PASSED if evaluation.passed else CheckStatus.FAILED,
+                status=CheckStatus.PASSED
+                if evaluation.passed
+                else CheckStatus.WARNED
+                if evaluation.severity == dg.AssetCheckSeverity.WARN
+                else CheckStatus.FAILED,
                 verdict=str(meta.get("verdict", "")),
             )
         )

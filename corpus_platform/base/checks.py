@@ -15,11 +15,12 @@ from typing import Any
 
 
 class CheckStatus(StrEnum):
-    """The three outcomes of a check."""
+    """The outcomes of a check."""
 
     PASSED = "passed"
     FAILED = "failed"
     NOT_APPLICABLE = "not applicable"
+    WARNED = "warned"  # over a warning threshold: shown as a warning, never blocking
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class CheckOutcome:
     or files (a few examples), and any further details to show beside them.
 
     Attributes:
-        status: Passed, failed or not applicable.
+        status: Passed, failed, not applicable or warned (failed a warning threshold only).
         verdict: What was measured, e.g. ``entities in two splits: 0 of 812``.
         offenders: Up to a few examples of what failed (ids, files, pairs).
         details: Further numbers and tables, JSON-ready, shown with the result.
@@ -59,6 +60,14 @@ class CheckOutcome:
         verdict = str(details.pop("verdict", ""))
         offenders = details.pop("offenders", ())
         return cls.judged(passed, verdict, offenders, details)
+
+    @classmethod
+    def warned(
+        cls, verdict: str, offenders: Iterable[Any] = (), details: Mapping[str, Any] | None = None
+    ) -> CheckOutcome:
+        """A check over a warning threshold but within its blocking one: shown as a warning
+        in the UI and the summary, never stopping publication."""
+        return cls(CheckStatus.WARNED, verdict, tuple(offenders), dict(details or {}))
 
     @classmethod
     def not_applicable(cls, why: str, details: Mapping[str, Any] | None = None) -> CheckOutcome:

@@ -262,10 +262,26 @@ class AsofFeature(_Model):
 
 
 class StatisticsConfig(_Model):
-    """What ``fitted_statistics`` computes beyond the moments."""
+    """What ``fitted_statistics`` computes beyond the moments, how long a fit is kept and when
+    the train rows added since drift too far from it.
+
+    A fit is kept (and every row normalized with it) while ``epoch`` and the settings that shape
+    it stay and the split is an anchored group split; raise ``epoch`` to refit. ``drift_warn``
+    and ``drift_block`` are population stability index thresholds over the fitted histogram
+    bins: above the first the drift check warns in the UI, above the second (off when null) it
+    blocks."""
 
     histogram_bins: Annotated[int, Field(ge=1, le=1000)] = 10
     top_k_tokens: Annotated[int, Field(ge=0, le=100_000)] = 50
+    epoch: Annotated[int, Field(ge=0)] = 0
+    drift_warn: Annotated[float, Field(gt=0)] = 0.1
+    drift_block: Annotated[float, Field(gt=0)] | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> StatisticsConfig:
+        if self.drift_block is not None and self.drift_block < self.drift_warn:
+            raise ValueError("statistics.drift_block must be at least statistics.drift_warn")
+        return self
 
 
 class DecontaminationConfig(_Model):

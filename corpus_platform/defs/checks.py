@@ -120,14 +120,18 @@ def stage_asset(
 
 
 def dagster_result(run: CheckRun) -> dg.AssetCheckResult | None:
-    """The one adapter to Dagster: an ``AssetCheckResult`` for a passed or failed check, nothing
-    for a check that is not applicable (Dagster then shows it as skipped)."""
+    """The one adapter to Dagster: an ``AssetCheckResult`` for a passed or failed check (a
+    warned one fails with severity WARN, which blocks nothing), nothing for a check that is not
+    applicable (Dagster then shows it as skipped)."""
     if run.status is CheckStatus.NOT_APPLICABLE:
         return None
     return dg.AssetCheckResult(
         asset_key=run.asset,
         check_name=run.name,
         passed=run.status is CheckStatus.PASSED,
+        severity=dg.AssetCheckSeverity.WARN
+        if run.status is CheckStatus.WARNED
+        else dg.AssetCheckSeverity.ERROR,
         metadata=run.metadata(),
     )
 

@@ -122,7 +122,7 @@ def check_status(record: dict[str, Any]) -> str:
     return str(record.get("status") or ("passed" if record["passed"] else "failed"))
 
 
-STATUS_LABELS = {"passed": "PASS", "failed": "FAIL", "not applicable": "n/a"}
+STATUS_LABELS = {"passed": "PASS", "failed": "FAIL", "not applicable": "n/a", "warned": "WARN"}
 
 
 def latest_checks(root: Path, asset: str, snapshot_id: str) -> dict[str, dict[str, Any]]:

@@ -16,7 +16,7 @@ from corpus_platform.base.names import SPLIT_DOCUMENTS, SPLITS
 from corpus_platform.runner import run_build
 from corpus_platform.store.registry import list_snapshots
 from corpus_platform.trace import trace
-from tests.conftest import build, tree_digest
+from tests.conftest import build, set_config, tree_digest
 
 WEB = Path("data") / "raw" / "web"
 UP_TO_DEDUP = ["raw_documents", "filtered_documents", "deduplicated_documents"]
@@ -220,3 +220,77 @@ def test_a_full_build_after_an_append_equals_a_build_from_scratch(project, tmp_p
     dedup = Path("data") / "deduplicated_documents"
     assert tree_digest(project / dedup) == tree_digest(fresh / dedup)
     assert {c["id"] for c in copies} <= set(dedup_kept(project))  # from scratch: copies kept
+
+
+def normalized_values(root: Path) -> dict[str, tuple]:
+    """doc_id -> (split, normalized clicks, normalized dwell_seconds) of the published rows."""
+    out = {}
+    for name in SPLITS:
+        for path in sorted((root / "data" / "normalized_splits" / name).glob("part-*.parquet")):
+            table = pq.read_table(path, columns=["doc_id", "clicks", "dwell_seconds"])
+            for row in table.to_pylist():
+                out[row["doc_id"]] = (name, row["clicks"], row["dwell_seconds"])
+    return out
+
+
+def new_authors_rows(root: Path, count: int, scale: float = 1.0) -> list[dict]:
+    """New documents by new authors (their words shuffled: no similar pair), features scaled."""
+    rng = random.Random(5)
+    web = raw_web_rows(root)
+    rows = []
+    for i, row in enumerate(rng.sample(web, count)):
+        words = row["body"].split()
+        rng.shuffle(words)
+        rows.append(
+            {
+                **row,
+                "id": f"web-later-{i}",
+                "author": f"later-author-{i}",
+                "body": " ".join(words),
+                "clicks": row["clicks"] * scale,
+            }
+        )
+    return rows
+
+
+def test_an_append_keeps_the_fit_and_every_published_normalized_value(project) -> None:
+    stats = project / "data" / "fitted_statistics"
+    fit_before = tree_digest(stats)
+    values_before = normalized_values(project)
+    append(project, "crawl-later.jsonl", new_authors_rows(project, 40))
+    report = build(project)
+    assert report.ok, report.render()
+    assert tree_digest(stats) == fit_before  # the fit and its rows, byte for byte
+    after = normalized_values(project)
+    assert {d: after[d] for d in values_before} == values_before
+    assert len(after) > len(values_before)
+    assert report.check("fitted_on_exactly_train").label == "PASS"
+    drift = report.check("train_drift_within_thresholds")
+    assert drift.label in ("PASS", "WARN") and "train rows added since the fit" in drift.verdict
+
+    set_config(project, statistics={"epoch": 1})  # a new epoch refits on the whole train split
+    report = build(project)
+    assert report.ok, report.render()
+    assert tree_digest(stats) != fit_before
+    assert report.check("train_drift_within_thresholds").label == "n/a"
+
+
+def test_drift_warns_without_blocking_and_blocks_above_its_second_threshold(project) -> None:
+    append(project, "crawl-drift.jsonl", new_authors_rows(project, 60, scale=50.0))
+    downstream = ["fitted_statistics", "normalized_splits", "training_mix", "training_shards"]
+    before = {name: tree_digest(project / "data" / name) for name in downstream}
+    set_config(project, statistics={"drift_block": 0.5})
+    blocked = build(project)
+    assert not blocked.ok
+    failed = [c for c in blocked.checks if c.label == "FAIL"]
+    assert [(c.asset, c.name) for c in failed] == [
+        ("fitted_statistics", "train_drift_within_thresholds")
+    ], blocked.render()
+    assert "(clicks)" in failed[0].verdict
+    assert {name: tree_digest(project / "data" / name) for name in downstream} == before
+    set_config(project, statistics={"drift_block": None})
+    warned = build(project)
+    assert warned.ok, warned.render()  # a warning never blocks
+    check = warned.check("train_drift_within_thresholds")
+    assert check.label == "WARN" and "(clicks)" in check.verdict
+    assert "WARN fitted_statistics.train_drift_within_thresholds" in warned.render()

@@ -37,7 +37,7 @@ def test_every_check_is_blocking() -> None:
         (key.asset_key.to_user_string(), key.name): graph.get_check_spec(key)
         for key in graph.asset_check_keys
     }
-    assert set(specs) == EXPECTED_CHECKS and len(specs) == 19
+    assert set(specs) == EXPECTED_CHECKS and len(specs) == 20
     assert all(spec.blocking for spec in specs.values())
     for stage in STAGE_CHECKS.values():  # each asset's checks in the declared order
         specs_of_asset = list(defs.resolve_assets_def(stage.asset).check_specs)

@@ -2,10 +2,12 @@
 of commit eafa1cf (before the layering change of issue 16).
 
 A deliberate change of an output (a new default, a new column) updates these ids in the same
-commit, with the reason in its message and in docs/upgrading.md. The last one: the dataset card
-inside training_shards lists the split's new licence check (``no_denied_license_in_splits``,
-``n/a`` without ``licenses.deny``); every other stage is byte for byte what it was (a project
-that records no licence gets no ``license`` column).
+commit, with the reason in its message and in docs/upgrading.md. The last one: fitted_statistics
+holds the doc ids of its fit (``fitted_on/``, so a fit kept through ``statistics.epoch`` can be
+checked), and the dataset card inside training_shards lists the new checks
+(``no_denied_license_in_splits``, ``train_drift_within_thresholds``, ``n/a`` on a first build
+without ``licenses.deny``); every other stage is byte for byte what it was (a project that
+records no licence gets no ``license`` column).
 """
 
 from corpus_platform.base.names import STAGES
@@ -15,10 +17,10 @@ EXPECTED = {
     "filtered_documents": "12eb1fc95015c5e6a038fcdfc724da10.dir",
     "deduplicated_documents": "3ae4e657f111cbfc7425f8a070221dc9.dir",
     "split_documents": "f16c0217313c1344b002fa5258f47455.dir",
-    "fitted_statistics": "6ea3fb499e2624383a2d9fce6f69dd04.dir",
+    "fitted_statistics": "e2db3e1925b5b7b41611317135f1ecdb.dir",
     "normalized_splits": "dcc2c0ed198cddd2e7d6439ca8dea340.dir",
     "training_mix": "5b4c3b84fc065f564c84c8f3f797369a.dir",
-    "training_shards": "55ebf84136bc4010e27f15b4480f3a2e.dir",
+    "training_shards": "f2e074ef42e1924f1d2b01ef53af5699.dir",
 }
 
 

@@ -125,10 +125,11 @@ def test_statistics_must_be_fitted_on_the_current_train_split(built, tmp_path: P
     root = copy_project(built[0], tmp_path)
     assert run_check(fitted_on_exactly_train, root).passed
     stage = root / "data" / "split_documents"
-    doc = read_parquet(part_path(stage / "validation", 1), ["doc_id"]).column(0)[0].as_py()
-    move_row(stage, doc, "train")  # a held-out row now sits in train: the fit no longer matches
+    doc = read_parquet(part_path(stage / "train", 1), ["doc_id"]).column(0)[0].as_py()
+    move_row(stage, doc, "validation")  # the fit used a row that is held out now
     result = run_check(fitted_on_exactly_train, root)
-    assert not result.passed and "fingerprints differ" in verdict(result)
+    assert not result.passed
+    assert "fitted rows no longer in train: 1; fingerprints differ" in verdict(result)
 
 
 def test_refitted_split_is_caught(built, tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """fitted_statistics (train split only) and normalized_splits (every split, frozen statistics)."""
 
+import shutil
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from corpus_platform.base.names import (
     TRAIN,
 )
 from corpus_platform.base.shards import MANIFEST, read_json, write_json
+from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
@@ -21,6 +24,7 @@ from corpus_platform.defs.statistics.checks import (
     FITTED_STATISTICS_CHECKS,
     NORMALIZED_SPLITS_CHECKS,
 )
+from corpus_platform.kernels.statistics.epochs import FITTED_IDS, write_fitted_ids
 from corpus_platform.kernels.statistics.fit import (
     histogram_edges,
     merge_partials,
@@ -39,10 +43,58 @@ from corpus_platform.store.datasets import candidate_folder
     group_name="statistics",
     kinds={"json", "dvc"},
     description="count, mean, std, min and max of every numeric feature, fitted on the train "
-    "split only and merged from per-shard partials in shard order.",
+    "split only and merged from per-shard partials in shard order, with the fit's doc ids "
+    "(fitted_on/). The fit is kept while statistics.epoch and its settings stay: rows appended "
+    "later are normalized with it, and a drift check compares them with it.",
 )
 def fitted_statistics(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
+    kept = kept_fit(corpus, config)
+    if kept is not None:
+        with candidate_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
+            shutil.copyfile(kept / STATISTICS_FILE, staging / STATISTICS_FILE)
+            shutil.copytree(kept / FITTED_IDS, staging / FITTED_IDS, copy_function=shutil.copyfile)
+        document = read_json(staging / STATISTICS_FILE)
+    else:
+        document = fit(corpus, config)
+    counts = {
+        "rows": document["fitted_on"]["rows"],
+        "fitted_on": document["fitted_on"],
+        "epoch": config.statistics.epoch,
+        "fit": "kept from the published snapshot" if kept else "fitted on the current train split",
+    }
+    summary = {
+        name: {k: v for k, v in stats.items() if k != "histogram"}
+        for name, stats in document["features"].items()
+    }
+    yield from publish(corpus, config, FITTED_STATISTICS_CHECKS, counts, {"statistics": summary})
+
+
+# what shapes a fit: it is kept while these settings (and statistics.epoch) stay
+FIT_SETTINGS = {
+    "seed": (),
+    "num_shards": (),
+    "input": (),
+    "asof_features": (),
+    "split": ("tolerance", "recall_sample"),
+    "statistics": ("drift_warn", "drift_block"),
+}
+
+
+def kept_fit(corpus: CorpusProject, config: CorpusConfig) -> Path | None:
+    """The published fit to keep: one made with the same settings and ``statistics.epoch``,
+    under an anchored group split (whose published rows never change split); None otherwise."""
+    if config.split.mode != "group":
+        return None
+    published = corpus.published_alike(FITTED_STATISTICS, config, FIT_SETTINGS)
+    if published is None or not (published / FITTED_IDS).is_dir():
+        return None
+    return published
+
+
+def fit(corpus: CorpusProject, config: CorpusConfig) -> dict:
+    """Fit the statistics on the current train split into the stage's candidate folder, with
+    the fit's doc ids (``fitted_on/``); return the statistics document."""
     train, engine, shards = (
         corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN,
         corpus.engine(config),
@@ -86,12 +138,8 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
     document = statistics_document(partials, features, TRAIN, histograms, top_k, with_text, top)
     with candidate_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
         write_json(document, staging / STATISTICS_FILE)
-    counts = {"rows": document["fitted_on"]["rows"], "fitted_on": document["fitted_on"]}
-    summary = {
-        name: {k: v for k, v in stats.items() if k != "histogram"}
-        for name, stats in document["features"].items()
-    }
-    yield from publish(corpus, config, FITTED_STATISTICS_CHECKS, counts, {"statistics": summary})
+        engine.map_shards(partial(write_fitted_ids, train=train, out=staging / FITTED_IDS), shards)
+    return document
 
 
 @stage_asset(

@@ -21,8 +21,8 @@ from corpus_platform.kernels.sharding.croissant import FileFact, FilterFact, pii
 from corpus_platform.kernels.sharding.croissant import split_guarantee as guarantee
 
 NOT_RECORDED = "not recorded"
-LABELS = {"passed": "PASS", "failed": "FAIL", "not applicable": "n/a"}
-CLASSES = {"passed": "PASS", "failed": "FAIL"}  # CSS classes of the status cells
+LABELS = {"passed": "PASS", "failed": "FAIL", "not applicable": "n/a", "warned": "WARN"}
+CLASSES = {"passed": "PASS", "failed": "FAIL", "warned": "warn"}  # CSS classes of status cells
 HASH = re.compile(r"[0-9a-f-]{16,}(\.dir)?( \+dirty)?")  # shown in a monospace font
 CSS = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
