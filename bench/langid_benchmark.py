@@ -218,9 +218,11 @@ def build_set(man: Path, seed: int, per_language: int, english_pages: int) -> Ev
     return EvalSet(texts, labels, seed, digest.hexdigest()[:16])
 
 
-def long_documents(data: EvalSet, min_chars: int) -> list[str]:
-    """Each language's paragraphs joined, in order, into documents of ``min_chars`` or more."""
+def long_documents(data: EvalSet, min_chars: int) -> tuple[list[str], list[str]]:
+    """Each language's paragraphs joined, in order, into documents of ``min_chars`` or more;
+    and each document's language."""
     documents: list[str] = []
+    labels: list[str] = []
     for language in data.languages():
         current: list[str] = []
         for text, label in zip(data.texts, data.labels, strict=True):
@@ -229,8 +231,9 @@ def long_documents(data: EvalSet, min_chars: int) -> list[str]:
             current.append(text)
             if sum(map(len, current)) + len(current) >= min_chars:
                 documents.append("\n".join(current))
+                labels.append(language)
                 current = []
-    return documents
+    return documents, labels
 
 
 # --- backends: name -> (package, ships-its-model note, supported codes, predictor factory) ---
@@ -341,6 +344,8 @@ class Result:
     docs_per_second: float = 0.0
     mb_per_second: float = 0.0
     long_docs_per_second: float = 0.0
+    long_correct: int = 0  # web-sized documents answered right, of those whose label it knows
+    long_scored: int = 0
     default_docs_per_second: float = 0.0
     correct: dict[str, int] | None = None
     scored: dict[str, int] | None = None
@@ -374,7 +379,9 @@ def best_rate(predict: Predict, texts: list[str], repeat: int) -> tuple[float, l
     return best, answers
 
 
-def measure(backend: Backend, data: EvalSet, documents: list[str], repeat: int) -> Result:
+def measure(
+    backend: Backend, data: EvalSet, documents: tuple[list[str], list[str]], repeat: int
+) -> Result:
     """Load ``backend``, time it over the set and the long documents, score its answers."""
     try:
         version = importlib.metadata.version(backend.package)
@@ -389,8 +396,13 @@ def measure(backend: Backend, data: EvalSet, documents: list[str], repeat: int) 
     seconds, answers = best_rate(predict, data.texts, repeat)
     result.docs_per_second = len(data.texts) / seconds
     result.mb_per_second = sum(len(t.encode()) for t in data.texts) / seconds / 1e6
-    seconds, _ = best_rate(predict, documents, repeat)
-    result.long_docs_per_second = len(documents) / seconds
+    texts, labels = documents
+    seconds, long_answers = best_rate(predict, texts, repeat)
+    result.long_docs_per_second = len(texts) / seconds
+    known = [(label, answer) for label, answer in zip(labels, long_answers, strict=True)]
+    known = [(label, answer) for label, answer in known if label in languages]
+    result.long_scored = len(known)
+    result.long_correct = sum(label == answer for label, answer in known)
     default = backend.make(tuple(c for c in DEFAULT_CANDIDATES if c in supported))
     default(data.texts)
     seconds, _ = best_rate(default, data.texts, repeat)
@@ -460,14 +472,14 @@ def section(
     results: list[Result],
     filtering: list[Decisions],
     data: EvalSet,
-    documents: list[str],
+    documents: tuple[list[str], list[str]],
     command: str,
     cpu: int,
 ) -> str:
     """The markdown section, markers included."""
     counts = {lang: data.labels.count(lang) for lang in data.languages()}
     mean = sum(map(len, data.texts)) / len(data.texts)
-    long_mean = sum(map(len, documents)) / len(documents)
+    long_mean = sum(map(len, documents[0])) / len(documents[0])
     lines = [
         BEGIN,
         "## Language identification",
@@ -483,7 +495,13 @@ def section(
         "of their word 4-grams in the English page of the same name) dropped, up to "
         f"{max(counts.values())} per language drawn with seed {data.seed} (set digest "
         f"`{data.digest}`). Web-sized documents: the same paragraphs joined per language, "
-        f"{len(documents):,} documents of mean {long_mean:,.0f} characters.",
+        f"{len(documents[0]):,} documents of mean {long_mean:,.0f} characters. What each "
+        "backend reads of a text (`langid.DEFAULT_MAX_CHARS`, `filters.language_max_chars`): "
+        + ", ".join(
+            f"{name} {'all of it' if n == 0 else f'the first {n:,} characters'}"
+            for name, n in langid.DEFAULT_MAX_CHARS.items()
+        )
+        + ".",
         "Each backend chooses among the set's languages it supports (the most confident wins), "
         "as the filter stage chooses among `language_candidates`; accuracy counts the paragraphs "
         "whose language it supports. Rates: best of the timed passes, after an untimed first "
@@ -492,18 +510,21 @@ def section(
         "`language_candidates`' default (en, de, fr, es, it, pt, nl) instead.",
         "",
         "| backend | package version | model | languages scored | docs/s, one core | MB/s | "
-        "docs/s, the 7 default candidates | docs/s, web-sized docs | first pass s | accuracy |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "docs/s, the 7 default candidates | docs/s, web-sized docs | first pass s | accuracy | "
+        "accuracy, web-sized docs |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         if r.missing:
-            lines.append(f"| {r.backend.name} | {r.backend.package}: {r.missing} |" + " |" * 8)
+            lines.append(f"| {r.backend.name} | {r.backend.package}: {r.missing} |" + " |" * 9)
             continue
         lines.append(
             f"| {r.backend.name} | {r.backend.package} {r.version} | {r.backend.model} | "
             f"{len(r.languages)} | {r.docs_per_second:,.0f} | {r.mb_per_second:.2f} | "
             f"{r.default_docs_per_second:,.0f} | {r.long_docs_per_second:,.0f} | "
-            f"{r.first_pass_seconds:.2f} | {_pct(r.accuracy(), 2)} ({r.wrong()} wrong) |"
+            f"{r.first_pass_seconds:.2f} | {_pct(r.accuracy(), 2)} ({r.wrong()} wrong) | "
+            f"{_pct(r.long_correct / r.long_scored if r.long_scored else None, 2)} "
+            f"({r.long_scored - r.long_correct} wrong) |"
         )
     present = [r for r in results if not r.missing]
     lines += [

@@ -28,6 +28,21 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 
 Backend = Literal["lingua", "fasttext"]
 BACKENDS: tuple[Backend, ...] = ("lingua", "fasttext")
+# How much of a text each backend reads by default (0: all of it). fastText's cost grows with the
+# text and its answer does not need more than a paragraph or two: measured in
+# bench/langid_benchmark.py (web-sized documents, accuracy on their first 1,000 characters).
+DEFAULT_MAX_CHARS: dict[str, int] = {"lingua": 0, "fasttext": 1000}
+
+
+def prefix(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` characters of ``text`` (all of it for 0), cut back to the last
+    whitespace so no word is split."""
+    if not max_chars or len(text) <= max_chars:
+        return text
+    cut = text[:max_chars]
+    head, _, _ = cut.rpartition(" ")
+    return head or cut
+
 
 # The 176 labels of lid.176 (https://fasttext.cc/docs/en/language-identification.html); the
 # model file does not list them through fasttext-predict's API.
@@ -106,13 +121,15 @@ def _fasttext_rows(texts: list[str], languages: tuple[str, ...]) -> np.ndarray:
         raise ValueError(f"language code(s) {unknown} unknown to the fasttext backend")
     column = {_FASTTEXT_PREFIX + code: j for j, code in enumerate(languages)}
     predict = fasttext_model().predict
+    top = len(languages) + 1  # every language of the set that is likely, and the best other
     out = np.zeros((len(texts), len(languages)))
     for i, text in enumerate(texts):
         # One line per prediction, lowercased (lid.176 is case-sensitive and takes text in
-        # capitals for other languages; lingua lowercases too). Labels under fastText's 1e-5
-        # floor are not returned (0 here).
+        # capitals for other languages; lingua lowercases too). Only the ``top`` most likely
+        # labels are asked for: a language of the set outside them is 0 here, as are labels
+        # under fastText's 1e-5 floor.
         line = text.replace("\n", " ").lower()
-        labels, probabilities = predict(line, k=len(FASTTEXT_LABELS))
+        labels, probabilities = predict(line, k=top)
         row, outside = out[i], 0.0
         for label, probability in zip(labels, probabilities, strict=True):
             j = column.get(label)
@@ -133,17 +150,22 @@ def confidences(
     backend: Backend = "lingua",
     *,
     parallel: bool = True,
+    max_chars: int | None = None,
 ) -> np.ndarray:
     """A ``len(texts)`` x ``len(languages)`` array: the confidence that each text is written in
     each of ``languages``, relative among them (and, with fasttext, the most likely language
     outside them; see the module docstring). Deterministic.
 
     ``parallel``: lingua scores the batch on all cores (fastText always runs in this thread).
+    ``max_chars``: read only each text's first characters (:func:`prefix`; 0: all of it; None:
+    the backend's default, :data:`DEFAULT_MAX_CHARS`).
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown language backend {backend!r}; use one of {', '.join(BACKENDS)}")
     if not texts:
         return np.zeros((0, len(languages)))
+    limit = DEFAULT_MAX_CHARS[backend] if max_chars is None else max_chars
+    texts = [prefix(text, limit) for text in texts] if limit else texts
     if backend == "lingua":
         return _lingua_rows(texts, languages, parallel)
     return _fasttext_rows(texts, languages)
@@ -154,6 +176,7 @@ def keep_confidence(
     keep: tuple[str, ...],
     candidates: tuple[str, ...],
     backend: Backend = "lingua",
+    max_chars: int | None = None,
 ) -> list[float]:
     """For each text, the highest confidence (in [0, 1]) that it is written in one of ``keep``,
     choosing among ``candidates`` and ``keep`` (with fasttext, and the most likely language
@@ -162,6 +185,6 @@ def keep_confidence(
     if not texts:
         return []
     languages = tuple(sorted(set(candidates) | set(keep)))
-    scores = confidences(texts, languages, backend)
+    scores = confidences(texts, languages, backend, max_chars=max_chars)
     wanted = sorted({languages.index(code) for code in keep})
     return scores[:, wanted].max(axis=1).tolist()

@@ -143,6 +143,7 @@ def _language_verdicts(
         config.languages,
         config.language_candidates,
         config.language_backend,
+        config.language_max_chars,
     )
     for i, score in zip(todo, scores, strict=True):
         out[i] = Verdict(

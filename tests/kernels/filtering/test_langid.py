@@ -128,13 +128,27 @@ def test_config_accepts_the_backends_and_rejects_others() -> None:
 
 
 def test_the_filter_stage_uses_the_configured_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[str] = []
+    seen: list[tuple[str, int | None]] = []
 
-    def keep_confidence(texts, keep, candidates, backend="lingua"):
-        seen.append(backend)
+    def keep_confidence(texts, keep, candidates, backend="lingua", max_chars=None):
+        seen.append((backend, max_chars))
         return [0.9] * len(texts)
 
     monkeypatch.setattr(langid, "keep_confidence", keep_confidence)
-    config = FilterConfig(languages=("en",), language_backend="fasttext")
+    config = FilterConfig(languages=("en",), language_backend="fasttext", language_max_chars=500)
     verdicts = stage._language_verdicts([SENTENCES["en"]], ["web"], np.zeros(1, dtype=bool), config)
-    assert seen == ["fasttext"] and verdicts[0] is not None and verdicts[0].passed
+    assert seen == [("fasttext", 500)] and verdicts[0] is not None and verdicts[0].passed
+
+
+def test_a_backend_reads_only_the_first_characters_it_needs() -> None:
+    text = SENTENCES["en"] + " " + " ".join([SENTENCES["de"]] * 40)
+    assert langid.prefix(text, 0) == text
+    cut = langid.prefix(text, 120)
+    assert len(cut) <= 120 and text.startswith(cut) and text[len(cut)] == " "  # whole words
+    assert langid.DEFAULT_MAX_CHARS == {"lingua": 0, "fasttext": 1000}
+    languages = ("de", "en")
+    english_start = langid.confidences(
+        [text], languages, "fasttext", max_chars=len(SENTENCES["en"])
+    )
+    whole = langid.confidences([text], languages, "fasttext", max_chars=0)
+    assert english_start[0].argmax() == 1 and whole[0].argmax() == 0
