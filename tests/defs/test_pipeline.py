@@ -19,9 +19,15 @@ def test_every_stage_materializes_and_every_check_passes(built) -> None:
     assert report.ok, report.render()
     assert set(report.materialized) == set(STAGES)
     assert {(c.asset, c.name) for c in report.checks} == EXPECTED_CHECKS
-    # a first build has no stability baseline; the sample's group split promises no time order
+    # a first build has no stability baseline and no rows added since a fit; the sample's group
+    # split promises no time order and denies no licence
     not_applicable = {c.name for c in report.checks if c.label == "n/a"}
-    assert not_applicable == {"no_held_out_row_moved_into_train", "temporal_order"}
+    assert not_applicable == {
+        "no_held_out_row_moved_into_train",
+        "temporal_order",
+        "no_denied_license_in_splits",
+        "train_drift_within_thresholds",
+    }
     assert all(c.passed for c in report.checks if c.name not in not_applicable)
     verdicts = {c.name: c.verdict for c in report.checks}
     assert verdicts["no_entity_in_two_splits"] == "entities in more than one split: 0 of 300"

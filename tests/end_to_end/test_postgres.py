@@ -257,8 +257,17 @@ def test_web_server_and_daemon_run_a_launched_build_on_postgres(
     assert sorted(query(postgres, "SELECT run_id, status FROM runs")) == sorted(
         [(cli_run, "SUCCESS"), (run_id, "SUCCESS")]
     )
-    # the second build has a published split to compare with: only the time order is n/a
-    assert_run_recorded(postgres, run_id, {("split_documents", "temporal_order")})
+    # the second build has a published split to compare with: the time order, the licence
+    # check (nothing denied) and the drift check (no train row since the kept fit) are n/a
+    assert_run_recorded(
+        postgres,
+        run_id,
+        {
+            ("split_documents", "temporal_order"),
+            ("split_documents", "no_denied_license_in_splits"),
+            ("fitted_statistics", "train_drift_within_thresholds"),
+        },
+    )
     assert_run_recorded(postgres, cli_run)  # untouched by the second build
     lifecycle = [
         event
