@@ -37,6 +37,7 @@ from corpus_platform.defs.card import card_facts
 from corpus_platform.export import (
     RELEASES_DIR,
     checked_out,
+    export_croissant,
     filter_facts,
     published_files,
     release_output,
@@ -196,10 +197,12 @@ def write_audit_page(root: Path, name: str, out: Path | None = None) -> Path:
 
 
 def show_in_dagster(root: Path, name: str, instance: dg.DagsterInstance) -> Path:
-    """Write release ``name``'s audit page (:func:`write_audit_page`) and record the same
-    content in the Dagster instance as an observation of ``training_shards`` (metadata
-    ``audit``: the page as Markdown; ``audit_page``: its path), so the UI's asset page shows what
-    the page shows. Returns the page's path."""
+    """Write release ``name``'s Croissant file (:func:`~corpus_platform.export.export_croissant`)
+    and audit page (:func:`write_audit_page`) beside the release, and record the page's content
+    in the Dagster instance as an observation of ``training_shards`` (metadata ``audit``: the
+    page as Markdown; ``audit_page`` and ``croissant``: the files' paths), so the UI's asset page
+    shows what the page shows. Returns the page's path."""
+    croissant = export_croissant(root, name)
     page = write_audit_page(root, name)
     instance.report_runless_asset_event(
         dg.AssetObservation(
@@ -209,6 +212,7 @@ def show_in_dagster(root: Path, name: str, instance: dg.DagsterInstance) -> Path
                 "release": dg.MetadataValue.text(name),
                 "audit": dg.MetadataValue.md(audit_markdown(page.read_text(encoding="utf-8"))),
                 "audit_page": dg.MetadataValue.path(str(page)),
+                "croissant": dg.MetadataValue.path(str(croissant)),
             },
         )
     )

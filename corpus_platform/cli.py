@@ -190,7 +190,10 @@ def _show_release_in_ui(root: Path, name: str) -> None:
     from corpus_platform.audit_report import show_in_dagster
 
     page = show_in_dagster(root, name, dg.DagsterInstance.get())
-    print(f"wrote {page}; the UI shows the same audit on {TRAINING_SHARDS}")
+    print(
+        f"wrote {page.parent}: croissant.json and {page.name}; the UI shows the audit on "
+        f"{TRAINING_SHARDS}"
+    )
 
 
 def cmd_release(args: argparse.Namespace) -> int:

@@ -208,6 +208,8 @@ def assert_the_ui_shows_the_release_audit(root: Path, observations: list[dict]) 
     entries = {e["label"]: e for e in observation["metadataEntries"]}
     page = Path(entries["audit_page"]["path"])
     assert page == audit_path(root, release["name"]) and page.is_file()
+    croissant = Path(entries["croissant"]["path"])  # written with the release, like the page
+    assert croissant == page.with_name("croissant.json") and croissant.is_file()
     markdown = entries["audit"]["mdStr"]
     assert markdown == audit_markdown(page.read_text(encoding="utf-8"))
     assert markdown.startswith(f"# Audit of release {release['name']}\n")
