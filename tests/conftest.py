@@ -1,6 +1,7 @@
 """Shared fixtures: a corpus project on tmp_path with the bundled sample corpus."""
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,19 @@ def make_project(root: Path, **overrides: object) -> Path:
     write_sample(root / "data" / "raw")
     write_eval_set(root / "data" / "eval" / "benchmark.jsonl")
     return root
+
+
+def dagster_project(root: Path) -> dict[str, str]:
+    """A project folder at ``root`` as `make run` sets one up for the UI: corpus.yaml (workers
+    1), workspace.yaml and a DAGSTER_HOME holding the repository's dagster.yaml; returns the
+    environment that points at it."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corpus.yaml").write_text(yaml.safe_dump(project_config()), encoding="utf-8")
+    shutil.copy(REPO / "workspace.yaml", root / "workspace.yaml")
+    home = root / ".dagster"
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    return {**os.environ, "DAGSTER_HOME": str(home)}
 
 
 def build(root: Path, assets: list[str] | None = None) -> BuildReport:

@@ -24,16 +24,7 @@ from corpus_platform.config.engine import EngineConfig
 from corpus_platform.config.mix import MixConfig
 from corpus_platform.config.outputs import LicensesConfig, StatisticsConfig
 
-CANONICAL_COLUMNS = (
-    "doc_id",
-    "text",
-    "source",
-    "entity",
-    "timestamp",
-    "label",
-    "url",
-    "license",
-)
+CANONICAL_COLUMNS = ("doc_id", "text", "source", "entity", "timestamp", "label", "url", "license")
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveInt = Annotated[int, Field(gt=0)]

@@ -1,7 +1,6 @@
 """End to end: the `corpus` command in a subprocess, then the Dagster web server over HTTP."""
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -17,7 +16,7 @@ import yaml
 from corpus_platform.audit_report import default_path as audit_path
 from corpus_platform.kernels.sharding.audit_markdown import audit_markdown
 from corpus_platform.store.releases import list_releases
-from tests.conftest import REPO, project_config
+from tests.conftest import dagster_project
 from tests.defs.test_definitions import EXPECTED_CHECKS
 
 CORPUS = [sys.executable, "-m", "corpus_platform.cli"]
@@ -41,13 +40,7 @@ def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
     root = tmp_path_factory.mktemp("e2e") / "project"
-    root.mkdir()
-    (root / "corpus.yaml").write_text(yaml.safe_dump(project_config()), encoding="utf-8")
-    shutil.copy(REPO / "workspace.yaml", root / "workspace.yaml")
-    home = root / ".dagster"
-    home.mkdir()
-    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env = dagster_project(root)
     yield root, env
 
 

@@ -7,7 +7,6 @@ run's checks pass or are not applicable (which emit no evaluation)."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,14 +16,13 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-import yaml
 from dagster._core.instance.ref import InstanceRef
 
 from corpus_platform.base.names import RAW_DOCUMENTS, TRAINING_SHARDS
 from corpus_platform.defs.schedules import BUILD_JOB, RAW_SENSOR
 from corpus_platform.store.lock import current_holder
 from corpus_platform.store.registry import list_snapshots
-from tests.conftest import REPO, project_config
+from tests.conftest import dagster_project
 
 BIN = Path(sys.executable).parent
 DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
@@ -38,13 +36,8 @@ def daemon(
     """A project with the sample corpus, its instance (the repository's dagster.yaml) and a
     running daemon; the sensor is switched on."""
     root = tmp_path_factory.mktemp("daemon") / "project"
-    root.mkdir()
-    (root / "corpus.yaml").write_text(yaml.safe_dump(project_config()), encoding="utf-8")
-    shutil.copy(REPO / "workspace.yaml", root / "workspace.yaml")
-    home = root / ".dagster"
-    home.mkdir()
-    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env = dagster_project(root)
+    home = Path(env["DAGSTER_HOME"])
     corpus = [sys.executable, "-m", "corpus_platform.cli"]
     sample = ["sample", "--out", "data/raw", "--eval-out", "data/eval/benchmark.jsonl"]
     subprocess.run([*corpus, *sample], cwd=root, env=env, check=True, capture_output=True)
