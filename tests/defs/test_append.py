@@ -98,6 +98,10 @@ def test_an_append_moves_no_published_row_and_new_rows_follow_their_entity(proje
         if new_id in after:  # filters and dedup may remove a row; a placed one follows its author
             assert after[new_id] == before[row["id"]], new_id
     assert sum(1 for i in range(20) if f"web-new-{i}" in after) >= 15
+    # rows by known authors, at their timestamps, change the as-of features of those authors'
+    # later rows: the statistics fit saw other values, so it is refitted, and says why
+    fit = report.materialized["fitted_statistics"]["fit"]
+    assert "fitted rows changed value or left train since the fit" in fit, fit
 
 
 def test_a_new_row_joining_train_and_test_is_dropped_as_a_bridge(project) -> None:

@@ -24,7 +24,11 @@ from corpus_platform.defs.statistics.checks import (
     FITTED_STATISTICS_CHECKS,
     NORMALIZED_SPLITS_CHECKS,
 )
-from corpus_platform.kernels.statistics.epochs import FITTED_IDS, write_fitted_ids
+from corpus_platform.kernels.statistics.epochs import (
+    FITTED_IDS,
+    changed_fitted_rows,
+    write_fitted_ids,
+)
 from corpus_platform.kernels.statistics.fit import (
     histogram_edges,
     merge_partials,
@@ -49,7 +53,7 @@ from corpus_platform.store.datasets import candidate_folder
 )
 def fitted_statistics(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
-    kept = kept_fit(corpus, config)
+    kept, why = kept_fit(corpus, config)
     if kept is not None:
         with candidate_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
             shutil.copyfile(kept / STATISTICS_FILE, staging / STATISTICS_FILE)
@@ -61,7 +65,7 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
         "rows": document["fitted_on"]["rows"],
         "fitted_on": document["fitted_on"],
         "epoch": config.statistics.epoch,
-        "fit": "kept from the published snapshot" if kept else "fitted on the current train split",
+        "fit": "kept from the published snapshot" if kept else f"fitted on the train split ({why})",
     }
     summary = {
         name: {k: v for k, v in stats.items() if k != "histogram"}
@@ -81,15 +85,28 @@ FIT_SETTINGS = {
 }
 
 
-def kept_fit(corpus: CorpusProject, config: CorpusConfig) -> Path | None:
-    """The published fit to keep: one made with the same settings and ``statistics.epoch``,
-    under an anchored group split (whose published rows never change split); None otherwise."""
+def kept_fit(corpus: CorpusProject, config: CorpusConfig) -> tuple[Path | None, str]:
+    """The published fit to keep, or None and why not. A fit is kept when it was made with the
+    same settings and ``statistics.epoch``, under an anchored group split (whose published rows
+    never change split), and every row it was fitted on is still a train row with the values it
+    saw (an as-of feature changes when an earlier row of its entity arrives late)."""
     if config.split.mode != "group":
-        return None
+        return None, f"split mode {config.split.mode}: every build refits"
     published = corpus.published_alike(FITTED_STATISTICS, config, FIT_SETTINGS)
     if published is None or not (published / FITTED_IDS).is_dir():
-        return None
-    return published
+        return None, "no published fit with these settings and statistics.epoch"
+    changed = corpus.engine(config).map_shards(
+        partial(
+            changed_fitted_rows,
+            train=corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN,
+            fitted=published / FITTED_IDS,
+            features=config.feature_columns,
+        ),
+        range(config.num_shards),
+    )
+    if sum(changed):
+        return None, f"{sum(changed)} fitted rows changed value or left train since the fit"
+    return published, ""
 
 
 def fit(corpus: CorpusProject, config: CorpusConfig) -> dict:
@@ -138,7 +155,10 @@ def fit(corpus: CorpusProject, config: CorpusConfig) -> dict:
     document = statistics_document(partials, features, TRAIN, histograms, top_k, with_text, top)
     with candidate_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
         write_json(document, staging / STATISTICS_FILE)
-        engine.map_shards(partial(write_fitted_ids, train=train, out=staging / FITTED_IDS), shards)
+        engine.map_shards(
+            partial(write_fitted_ids, train=train, out=staging / FITTED_IDS, features=features),
+            shards,
+        )
     return document
 
 

@@ -1,8 +1,10 @@
 """Statistics epochs: a fit is kept while ``statistics.epoch`` and the settings that shape it
 stay, so rows appended later are normalized with the statistics every earlier row got.
 
-A fit records the doc ids it was fitted on (``fitted_on/``, one file per logical shard, in the
-shard's row order). That list lets the check recompute a kept fit from exactly its rows (all of
+A fit records the rows it was fitted on (``fitted_on/``, one file per logical shard, in the
+shard's row order: doc id and feature values). That list lets the stage keep a fit only while
+those rows still hold the values it saw (an as-of feature changes when an earlier row of the
+same entity arrives late), lets the check recompute a kept fit from exactly its rows (all of
 which must still be train rows) and lets the drift check compare only the train rows added since
 the fit with the fitted histograms, by population stability index (PSI).
 """
@@ -23,11 +25,41 @@ FITTED_IDS = "fitted_on"  # folder beside statistics.json: the doc ids of the fi
 PSI_FLOOR = 1e-4  # the share given to an empty bin, so PSI stays finite
 
 
-def write_fitted_ids(shard: int, train: Path, out: Path) -> int:
-    """Write the doc ids of one train shard as the fit's rows; return how many."""
-    ids = read_shard(train, shard, ["doc_id"])
-    write_parquet(ids, part_path(out, shard))
-    return len(ids)
+def write_fitted_ids(shard: int, train: Path, out: Path, features: tuple[str, ...] = ()) -> int:
+    """Write the doc ids and ``features`` of one train shard as the fit's rows; return how
+    many."""
+    rows = read_shard(train, shard, ["doc_id", *features])
+    write_parquet(rows, part_path(out, shard))
+    return len(rows)
+
+
+def changed_fitted_rows(shard: int, train: Path, fitted: Path, features: tuple[str, ...]) -> int:
+    """How many of one shard's fitted rows are no longer in ``train`` with the feature values
+    the fit saw (NaN equal to NaN)."""
+    path = part_path(fitted, shard)
+    if not path.is_file():
+        return 0
+    seen = read_shard(fitted, shard)
+    missing = [name for name in features if name not in seen.column_names]
+    if missing:  # a fit recorded without these values cannot be vouched for
+        return len(seen)
+    now = read_shard(train, shard, ["doc_id", *features])
+    now = now.filter(pc.is_in(now.column("doc_id"), seen.column("doc_id")))
+    current = {row["doc_id"]: tuple(row[name] for name in features) for row in now.to_pylist()}
+    changed = 0
+    for row in seen.select(["doc_id", *features]).to_pylist():
+        values = current.get(row["doc_id"])
+        before = tuple(row[name] for name in features)
+        changed += values is None or any(
+            not _same(a, b) for a, b in zip(values, before, strict=True)
+        )
+    return changed
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def _fitted(fitted: Path, shard: int) -> pa.Array:

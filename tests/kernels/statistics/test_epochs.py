@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from corpus_platform.base.shards import part_path, read_shard, write_parquet
 from corpus_platform.kernels.statistics.epochs import (
+    changed_fitted_rows,
     fit_view_shard,
     new_row_histograms,
     psi,
@@ -39,3 +40,15 @@ def test_the_fit_view_keeps_fitted_rows_and_counts_the_ones_gone(tmp_path: Path)
     rows, counts = new_row_histograms(0, train, fitted, {"clicks": [1.0, 2.0, 3.0]})
     assert rows == 2 and counts == {"clicks": [0, 0, 0, 2]}  # 4.0 and 50.0 above the range
     assert with_outer_bins([3, 4]) == [0, 3, 4, 0]
+
+
+def test_a_fitted_row_whose_value_changed_or_left_is_counted(tmp_path: Path) -> None:
+    train, fitted = tmp_path / "train", tmp_path / "fitted"
+    write_train(train, ["a", "b", "c"], [1.0, float("nan"), 3.0])
+    assert write_fitted_ids(0, train, fitted, ("clicks",)) == 3
+    assert changed_fitted_rows(0, train, fitted, ("clicks",)) == 0  # NaN equals NaN
+    write_train(train, ["a", "b", "c", "d"], [1.0, float("nan"), 3.5, 9.0])  # c changed
+    assert changed_fitted_rows(0, train, fitted, ("clicks",)) == 1
+    write_train(train, ["b", "c"], [float("nan"), 3.0])  # a left train
+    assert changed_fitted_rows(0, train, fitted, ("clicks",)) == 1
+    assert changed_fitted_rows(0, train, fitted, ("clicks", "dwell")) == 3  # never recorded
