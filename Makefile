@@ -61,7 +61,7 @@ $(BENCH_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e . datatrove==0.10.1 regex==2026.11.15 spacy==3.8.18 \
-		tokenizers==0.23.3 rensa==0.5.0 py-spy==0.4.3
+		tokenizers==0.23.3 rensa==0.5.0 py-spy==0.4.3 py3langid==0.4.0 pycld2==0.42
 	$(BENCH_VENV)/bin/python -m pip install -q --no-deps mosaicml-streaming==0.13.0 brotli==1.2.1 \
 		python-snappy==0.7.3 cramjam==2.14.0 zstd==1.5.7.2 catalogue==2.0.10
 	touch $@

@@ -120,9 +120,10 @@ class BuildReport:
         if "split_documents" in meta:
             sizes = meta["split_documents"].get("split_sizes", {})
             dropped = meta["split_documents"].get("dropped") or {}
+            total = sum(sizes.values()) or 1
             out.append(
                 "split sizes: "
-                + ", ".join(f"{k} {v}" for k, v in sizes.items())
+                + ", ".join(f"{k} {v} ({v / total:.1%})" for k, v in sizes.items())
                 + (
                     f" (dropped: {', '.join(f'{k} {v}' for k, v in dropped.items())})"
                     if dropped

@@ -201,6 +201,30 @@ def test_time_group_split_on_a_recommendation_table(recsys_built) -> None:
     assert dropped["embargo"] > 0 and dropped["outside_window"] > 0
 
 
+def test_the_ratio_check_shows_row_shares_and_where_held_out_rows_went(recsys_built) -> None:
+    root, report = recsys_built
+    check = run_check(split_ratios_within_tolerance, root)
+    metadata = check.metadata()
+    stage = root / "data" / "split_documents"
+    rows = {
+        n: sum(len(read_parquet(p, ["doc_id"])) for p in (stage / n).glob("*.parquet"))
+        for n in SPLITS
+    }
+    total = sum(rows.values())
+    assert metadata["row_shares"] == {n: round(rows[n] / total, 4) for n in SPLITS}
+    assert "components" in metadata  # time_group measures components, and shows rows beside
+    reasons: dict[str, int] = {}
+    for path in (stage / "dropped").glob("*.parquet"):
+        for reason in read_parquet(path, ["reason"]).column(0).to_pylist():
+            reasons[reason] = reasons.get(reason, 0) + 1
+    by_reason = metadata["dropped_by_reason_and_bucket"]
+    assert {r: sum(by.values()) for r, by in by_reason.items()} == reasons
+    assert reasons == report.materialized["split_documents"]["dropped"]
+    held_out = sum(by.get(n, 0) for by in by_reason.values() for n in ("validation", "test"))
+    assert held_out > 0 and "; held-out rows dropped: " in verdict(check)
+    assert "; row shares train " in verdict(check)
+
+
 def test_time_running_backwards_fails_temporal_order(recsys_built, tmp_path: Path) -> None:
     root = copy_project(recsys_built[0], tmp_path)
     stage = root / "data" / "split_documents"

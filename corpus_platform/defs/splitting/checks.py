@@ -191,6 +191,8 @@ def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> Che
             f"{n} {report.achieved[n]:.3f} (want {ratios[n]:.3f})" for n in SPLITS
         ),
         f"{report.unit}s": report.sizes,
+        "row_shares": {n: round(s, 4) for n, s in report.row_shares.items()},
+        "dropped_by_reason_and_bucket": report.dropped,
     }
     if (largest := report.largest) is not None:
         metadata["largest_component"] = (

@@ -3,8 +3,8 @@ component is the reason they deviate, which one and what to do."""
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus_platform.base.names import SPLITS
@@ -25,6 +25,19 @@ class RatioReport:
     tolerance: float
     largest: PlacedComponent | None
     cause: str
+    row_shares: dict[str, float] = field(default_factory=dict)  # always, beside components'
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)  # reason -> bucket split
+
+    def missing_held_out(self) -> str:
+        """Where the held-out rows that are in no split went: dropped rows whose component's
+        bucket is validation or test, by split and reason ("" when none)."""
+        parts = []
+        for name in SPLITS[1:]:
+            reasons = {r: by[name] for r, by in sorted(self.dropped.items()) if by.get(name)}
+            if reasons:
+                detail = ", ".join(f"{r} {n}" for r, n in reasons.items())
+                parts.append(f"{name} {sum(reasons.values())} ({detail})")
+        return "held-out rows dropped: " + "; ".join(parts) if parts else ""
 
     @property
     def passed(self) -> bool:
@@ -32,10 +45,14 @@ class RatioReport:
         return self.worst <= self.tolerance
 
     def describe(self) -> str:
-        """A one-line verdict, naming the largest component when it is the cause."""
+        """A one-line verdict, naming the largest component when it is the cause, with the row
+        shares beside component shares and where dropped held-out rows went."""
+        rows = ", ".join(f"{n} {self.row_shares[n]:.3f}" for n in SPLITS if n in self.row_shares)
+        extra = f"; row shares {rows}" if self.unit != "row" and rows else ""
+        missing = self.missing_held_out()
         return (
             f"largest deviation of {self.unit} shares {self.worst:.3f}, "
-            f"tolerance {self.tolerance}{self.cause}"
+            f"tolerance {self.tolerance}{self.cause}{extra}" + (f"; {missing}" if missing else "")
         )
 
 
@@ -75,19 +92,30 @@ def component_cause(
     )
 
 
+def dropped_rows(root: Path, num_shards: int, split: SplitConfig) -> dict[str, dict[str, int]]:
+    """Dropped rows per reason and per the split their component's bucket would have placed
+    them in."""
+    bounds = bucket_bounds(split.ratios)
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    if not (root / "dropped").is_dir():  # a split that dropped nothing may have no folder
+        return {}
+    for _, table in iter_shards(root / "dropped", num_shards, ["reason", "bucket"]):
+        pairs = zip(
+            table.column("reason").to_pylist(), table.column("bucket").to_pylist(), strict=True
+        )
+        for reason, bucket in pairs:
+            out[reason][split_of(bucket, bounds)] += 1
+    return {reason: dict(sorted(by.items())) for reason, by in sorted(out.items())}
+
+
 def split_ratio_report(root: Path, num_shards: int, split: SplitConfig) -> RatioReport:
     """Shares of rows, or in ``time_group`` mode (where windows drop rows by design) shares of
     components by bucket, against ``split.ratios``."""
     by_component = split.mode == "time_group"
-    if by_component:
-        sizes = component_shares(root, num_shards, split)
-    else:
-        sizes = Counter(
-            {
-                n: sum(len(t) for _, t in iter_shards(root / n, num_shards, ["doc_id"]))
-                for n in SPLITS
-            }
-        )
+    rows = Counter(
+        {n: sum(len(t) for _, t in iter_shards(root / n, num_shards, ["doc_id"])) for n in SPLITS}
+    )
+    sizes = component_shares(root, num_shards, split) if by_component else rows
     total = sum(sizes.values()) or 1
     achieved = {name: sizes[name] / total for name in SPLITS}
     worst = max(abs(achieved[n] - split.ratios[n]) for n in SPLITS)
@@ -102,4 +130,6 @@ def split_ratio_report(root: Path, num_shards: int, split: SplitConfig) -> Ratio
         split.tolerance,
         largest,
         cause,
+        {n: rows[n] / (sum(rows.values()) or 1) for n in SPLITS},
+        dropped_rows(root, num_shards, split),
     )
