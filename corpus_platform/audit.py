@@ -20,6 +20,7 @@ from corpus_platform.store.registry import (
     chain,
     find_snapshot,
     is_input,
+    record_snapshot,
 )
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.snapshots import (
@@ -54,6 +55,16 @@ def input_targets(root: Path, records: list[dict[str, Any]]) -> list[Target]:
     config = records[-1]["config"]
     inputs = {n: s for r in records for n, s in r["upstream_snapshots"].items() if is_input(n)}
     return [(input_path(root, config, n), s) for n, s in sorted(inputs.items())]
+
+
+def anchor_targets(root: Path, records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(asset, snapshot) of the published snapshots the stages of ``records`` kept decisions
+    from (``anchored_to``: dedup's kept rows, the split's placement, the statistics fit)."""
+    return [
+        (r["asset"], anchor)
+        for r in records
+        if (anchor := (r.get("counts") or {}).get("anchored_to"))
+    ]
 
 
 def verify_available(root: Path, targets: list[Target]) -> None:
@@ -146,7 +157,9 @@ def _version(commit: str, dirty: bool) -> str:
 
 def replay(root: Path, snapshot_id: str, work: Path | None = None) -> ReplayReport:
     """Rebuild a snapshot's chain from its pinned inputs and recorded config in a scratch
-    project, and compare every stage with the pinned snapshot."""
+    project, and compare every stage with the pinned snapshot. A stage built after an append
+    kept decisions from the snapshot published before it (``anchored_to``): that snapshot is
+    restored into the scratch project first, as it was when the stage was built."""
     entry = find_snapshot(root, snapshot_id)
     records = chain(root, entry)
     config = records[-1]["config"]
@@ -157,10 +170,16 @@ def replay(root: Path, snapshot_id: str, work: Path | None = None) -> ReplayRepo
             "corpus.yaml"
         )
     work = work or root / ".scratch" / f"replay-{entry['snapshot_id'][:12]}"
-    verify_available(root, input_targets(root, records))
+    anchors = anchor_targets(root, records)
+    verify_available(
+        root, input_targets(root, records) + [(stage_path(root, a), s) for a, s in anchors]
+    )
     _scratch_project(root, work, config)
     for path, snapshot in input_targets(work, records):
         restore(work, snapshot, path)
+    for asset, snapshot in anchors:  # the published state an appended build started from
+        restore(work, snapshot, stage_path(work, asset))
+        record_snapshot(work, find_snapshot(root, snapshot))
     build = run_build(
         work, instance=dg.DagsterInstance.ephemeral(), assets=[r["asset"] for r in records]
     )

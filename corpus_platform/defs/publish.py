@@ -50,6 +50,16 @@ def upstream_snapshots(project: CorpusProject, upstream: Sequence[str]) -> dict[
     return snapshots
 
 
+def anchored_to(project: CorpusProject, published: Path | None) -> dict[str, str]:
+    """``{"anchored_to": snapshot id}`` of the published folder a stage kept decisions from
+    (dedup's kept rows, the split's placement, the statistics fit), recorded with the new
+    snapshot (not in its files) so that a replay restores it first; empty when none."""
+    if published is None:
+        return {}
+    snapshot = current_snapshot(project.root_path, published)
+    return {"anchored_to": snapshot} if snapshot else {}
+
+
 def upstream_assets() -> list[str]:
     """The upstream assets of the asset being materialized, from its own definition (``deps``),
     so provenance can never name other assets than the ones the graph draws."""

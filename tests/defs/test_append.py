@@ -12,9 +12,11 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
+from corpus_platform.audit import replay
 from corpus_platform.base.names import SPLIT_DOCUMENTS, SPLITS
 from corpus_platform.runner import run_build
 from corpus_platform.store.registry import list_snapshots
+from corpus_platform.store.snapshots import current_snapshot
 from corpus_platform.trace import trace
 from tests.conftest import build, set_config, tree_digest
 
@@ -203,6 +205,18 @@ def test_a_new_near_duplicate_of_a_published_row_is_the_one_dropped(project) -> 
         f"arrived in batch web/crawl-0.jsonl: first published in raw_documents "
         f"{first['snapshot_id']}" in trace(project, copies[0]["_of"])
     )
+    assert_replays(project, "deduplicated_documents", "split_documents")
+
+
+def assert_replays(root: Path, *anchored: str) -> None:
+    """The published chain, built after an append from the snapshots published before it,
+    replays byte for byte: the replay restores those snapshots first (``anchored_to``)."""
+    shards = current_snapshot(root, root / "data" / "training_shards")
+    chain = {r["asset"]: r for r in list_snapshots(root)}
+    for asset in anchored:
+        assert chain[asset]["counts"].get("anchored_to"), asset
+    report = replay(root, shards)
+    assert report.ok, report.render()
 
 
 def test_a_full_build_after_an_append_equals_a_build_from_scratch(project, tmp_path) -> None:
@@ -271,6 +285,7 @@ def test_an_append_keeps_the_fit_and_every_published_normalized_value(project) -
     assert report.check("fitted_on_exactly_train").label == "PASS"
     drift = report.check("train_drift_within_thresholds")
     assert drift.label in ("PASS", "WARN") and "train rows added since the fit" in drift.verdict
+    assert_replays(project, "fitted_statistics", "split_documents")
 
     set_config(project, statistics={"epoch": 1})  # a new epoch refits on the whole train split
     report = build(project)

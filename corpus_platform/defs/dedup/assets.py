@@ -17,7 +17,7 @@ from corpus_platform.base.shards import (
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.dedup.checks import DEDUPLICATED_DOCUMENTS_CHECKS
 from corpus_platform.defs.dedup.review import histogram_markdown, largest_clusters_markdown
-from corpus_platform.defs.publish import StageOutput, publish
+from corpus_platform.defs.publish import StageOutput, anchored_to, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
     DedupParams,
@@ -51,6 +51,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
     rows = count_rows(upstream, config.num_shards)
     params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     engine = corpus.engine(config)
+    sticky = corpus.published_alike(DEDUPLICATED_DOCUMENTS, config, KEEP_SETTINGS)
     with (
         corpus.scratch(DEDUPLICATED_DOCUMENTS) as scratch,
         candidate_folder(corpus.stage_dir(DEDUPLICATED_DOCUMENTS)) as staging,
@@ -66,7 +67,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
             staging / SIMILAR_PAIRS,
             config.engine.memory_mb,
             engine,
-            corpus.published_alike(DEDUPLICATED_DOCUMENTS, config, KEEP_SETTINGS),
+            sticky,
         )
         save_band_layout(scratch / "bands", params, config.num_shards)
         band_cache.stash(corpus.root_path, scratch)
@@ -85,6 +86,7 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
             "representative_rule": params.keep,
         }
         write_json(counts, staging / MANIFEST)
+    counts |= anchored_to(corpus, sticky)
     extra = {
         "cluster_sizes": dg.MetadataValue.md(histogram_markdown(sizes)),
         "largest_clusters": dg.MetadataValue.md(

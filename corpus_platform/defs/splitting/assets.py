@@ -23,7 +23,7 @@ from corpus_platform.base.shards import (
 )
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import stage_asset
-from corpus_platform.defs.publish import StageOutput, publish
+from corpus_platform.defs.publish import StageOutput, anchored_to, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
 from corpus_platform.engine import Engine
@@ -263,4 +263,4 @@ def place_rows(
                 name: licence_rollup(engine, staging / name, config.num_shards) for name in SPLITS
             }
         write_json(counts, staging / MANIFEST)
-    return counts
+    return counts | anchored_to(corpus, plan.published)

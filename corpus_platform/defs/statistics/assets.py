@@ -18,7 +18,7 @@ from corpus_platform.base.names import (
 from corpus_platform.base.shards import MANIFEST, read_json, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import stage_asset
-from corpus_platform.defs.publish import StageOutput, publish
+from corpus_platform.defs.publish import StageOutput, anchored_to, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.statistics.checks import (
     FITTED_STATISTICS_CHECKS,
@@ -66,6 +66,7 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
         "fitted_on": document["fitted_on"],
         "epoch": config.statistics.epoch,
         "fit": "kept from the published snapshot" if kept else f"fitted on the train split ({why})",
+        **anchored_to(corpus, kept),
     }
     summary = {
         name: {k: v for k, v in stats.items() if k != "histogram"}
