@@ -130,6 +130,14 @@ class BuildReport:
                     else ""
                 )
             )
+            through = meta["split_documents"].get("links_through_dropped_rows")
+            if through and (through["cluster_memberships"] or through["similar_pairs"]):
+                out.append(
+                    f"links through dropped duplicates: {through['cluster_memberships']} "
+                    f"cluster memberships, {through['similar_pairs']} similar pairs ("
+                    + ("joining entities" if through["join_entities"] else "left out")
+                    + ", split.link_dropped)"
+                )
         if "training_mix" in meta:
             out.append(
                 f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}"

@@ -220,6 +220,9 @@ class SplitConfig(_Model):
     epoch: Annotated[int, Field(ge=0)] = 0
     # held-out rows compared with every train row by exact Jaccard, no band keys (0: off)
     recall_sample: Annotated[int, Field(ge=0)] = 200
+    # a link made only through a dropped duplicate (its cluster membership, a similar pair with
+    # a dropped end) joins entities (true) or is left out and counted (false)
+    link_dropped: bool = True
 
     @property
     def uses_time(self) -> bool:

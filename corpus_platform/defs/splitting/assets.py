@@ -34,6 +34,7 @@ from corpus_platform.kernels.splitting.component_graph import plan_components_on
 from corpus_platform.kernels.splitting.components import ComponentReport, ComponentStats
 from corpus_platform.kernels.splitting.cut import ComponentPlan
 from corpus_platform.kernels.splitting.leakage import moved_into_train
+from corpus_platform.kernels.splitting.links import links_without_dropped
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
@@ -61,15 +62,25 @@ def component_plan(
     cut), naming it and the fix."""
     if config.split.mode not in ("group", "time_group"):
         return None
+    clusters, pairs = upstream / "clusters", upstream / SIMILAR_PAIRS
+    kept_clusters, kept_pairs, through = links_without_dropped(
+        clusters, pairs, config.num_shards, scratch / "links", engine
+    )
+    if not config.split.link_dropped:  # links through dropped duplicates join nothing
+        clusters, pairs = kept_clusters, kept_pairs
     plan = plan_components_on_engine(
         upstream,
-        upstream / SIMILAR_PAIRS,
+        pairs,
         config.num_shards,
         config.split,
         config.seed,
         scratch / "components",
         engine,
         config.engine.memory_mb,
+        clusters,
+    )
+    plan = replace(
+        plan, through_dropped={**through.as_dict(), "join_entities": config.split.link_dropped}
     )
     if plan.error is not None:
         raise dg.Failure(
@@ -138,6 +149,8 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
         "largest_components": dg.MetadataValue.md(_components_table(report.largest)),
         "largest_component_share": dg.MetadataValue.float(round(largest, 6)),
     }
+    if plan.through_dropped is not None:
+        metadata["links_through_dropped_rows"] = dg.MetadataValue.json(plan.through_dropped)
     if report.oversize:
         metadata["oversize_components"] = dg.MetadataValue.md(_components_table(report.oversize))
     if plan.cuts:

@@ -193,18 +193,21 @@ def plan_components_on_engine(
     scratch: Path,
     engine: Engine | None = None,
     memory_mb: int = 1024,
+    clusters: Path | None = None,
 ) -> ComponentPlan:
     """The components of the split input ``dedup`` (its shards, ``clusters/`` and the similar
     pairs in ``pairs_file``), their report and under ``split.oversize: cut`` the cut of every
     component above ``split.max_component_share``, run on ``engine`` through ``scratch``. The
     plan's ``labels`` folder (under ``scratch``) names the linked entities' components;
+    ``clusters``: the memberships that link entities (default ``dedup/clusters``);
     ``components`` holds only the pieces of cut components."""
     engine = engine or LocalEngine()
+    clusters = clusters or dedup / "clusters"  # the memberships that link entities
     shards = range(num_shards)
     work, labels = scratch / "graph", scratch / "labels"
     pairs = read_parquet(pairs_file)
     total = count_rows(dedup, num_shards)
-    edges = 2 * (len(pairs) + count_rows(dedup / "clusters", num_shards))
+    edges = 2 * (len(pairs) + count_rows(clusters, num_shards))
     partitions = max(  # sized by the data, not by the shard count
         MIN_PARTITIONS,
         partitions_for(edges, EDGE_ROW_BYTES, memory_mb),
@@ -214,7 +217,7 @@ def plan_components_on_engine(
         pairs.column("entity_a"), pairs.column("entity_b"), work, num_shards, partitions
     )
     engine.map_shards(
-        partial(cluster_edges, clusters=dedup / "clusters", work=work, partitions=partitions),
+        partial(cluster_edges, clusters=clusters, work=work, partitions=partitions),
         shards,
     )
     connected_components(work, labels, partitions, partitions, engine)
@@ -241,7 +244,7 @@ def plan_components_on_engine(
     report = _report(parts, total)
     names = report.described()
     component_of = members_of(labels, partitions, names)
-    links = links_among(pairs, dedup / "clusters", num_shards, set(component_of) | names)
+    links = links_among(pairs, clusters, num_shards, set(component_of) | names)
     joins = link_graph(links).joins
     report = _with_joins(report, joins)
     cutting = split.oversize == "cut" and bool(report.oversize)

@@ -172,6 +172,9 @@ class ComponentPlan:
     error: str | None = None
     labels: Path | None = None  # entity -> component on disk (the engine plan), else None
     linked: int = 0  # components holding a linked entity
+    # links made only through dropped duplicates, and whether they join entities
+    # (split.link_dropped); None when not counted
+    through_dropped: dict[str, int | bool] | None = None
 
 
 def oversize_message(report: ComponentReport, max_share: float) -> str:
