@@ -95,7 +95,8 @@ class BuildReport:
             name = self.release["name"]
             lines.append(
                 f"release: {name} (`corpus checkout {name}` restores it; `corpus releases` "
-                "lists every release)"
+                f"lists every release); its croissant.json and audit.html are in "
+                f".corpus/releases/{name}/, the audit also on training_shards in the UI"
             )
         if not self.ok and self.log_file is not None:
             lines.append(f"Dagster's full log of this build: {self.log_file}")
