@@ -13,6 +13,7 @@ card's), the JSON-LD from :mod:`corpus_platform.kernels.sharding.croissant`.
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import json
 import os
@@ -189,12 +190,15 @@ def parquet_schema(paths: list[Path]) -> Any:
 
 
 def link_parquet(out: Path, shards: list[Path]) -> str:
-    """Relative links ``parquet/<shard>`` beside ``out`` to every Parquet shard (stale links
-    replaced); return the FileSet's ``includes`` glob."""
+    """Relative links ``parquet/<shard>`` beside ``out`` to every Parquet shard (stale links,
+    and copies of a shard that a copy of the project made of them, replaced); return the
+    FileSet's ``includes`` glob."""
     links = out.parent / LINKS_DIR
     links.mkdir(parents=True, exist_ok=True)
+    by_name = {shard.name: shard for shard in shards}
     for old in links.iterdir():
-        if not old.is_symlink():
+        copied = old.name in by_name and filecmp.cmp(old, by_name[old.name], shallow=False)
+        if not old.is_symlink() and not copied:  # a copy of the project may hold the bytes
             raise CorpusError(f"{old}: not a link this command wrote; move it away first")
         old.unlink()
     for shard in shards:

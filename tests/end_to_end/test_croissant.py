@@ -147,11 +147,12 @@ def test_a_release_not_published_in_data_is_refused(built, tmp_path: Path, capsy
     root, name = _copy(built, tmp_path)
     pointer = root / "data" / "training_shards.dvc"
     published = built[1].release["snapshot_id"]
+    written = default_path(root, name).read_bytes()  # recording the release wrote it
     pointer.write_text(pointer.read_text().replace(published, "0" * 32 + ".dir"))
     assert corpus(["croissant", name, "--root", str(root)]) == 2
     error = capsys.readouterr().err
     assert f"corpus checkout {name}" in error and published in error
-    assert not default_path(root, name).exists()
+    assert default_path(root, name).read_bytes() == written  # a refusal writes nothing
 
 
 def test_a_changed_file_an_unknown_release_and_data_as_target_are_refused(
