@@ -134,6 +134,14 @@ def _as_timestamps(values: pa.Array, rows: pa.Array, ctx: BatchContext, column: 
     return pa.array(parsed.dt.as_unit("us"), type=target)
 
 
+def _licences(table: pa.Table, source: pa.Array, config: CorpusConfig) -> pa.Array:
+    """Each row's licence (:func:`row_licences`); a file without the mapped licence column
+    gives every row its source's licence."""
+    name = config.input.input_name(LICENSE)
+    declared = table.column(name).combine_chunks() if name in table.column_names else None
+    return row_licences(declared, source, config.licenses.sources)
+
+
 def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa.Table:
     """Map one raw batch onto the canonical schema, adding content hash and lineage columns.
 
@@ -192,15 +200,7 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
     )
     hashes = pa.array([content_hash(t) for t in text.to_pylist()], pa.string())
     licensed = config.records_licences
-    licence_name = mapping.input_name(LICENSE)  # a file without it: its source's licence
-    declared = table.column(licence_name) if licence_name in table.column_names else None
-    licences = {
-        LICENSE: row_licences(
-            declared.combine_chunks() if declared is not None else None,
-            source,
-            config.licenses.sources,
-        )
-    }
+    licences = {LICENSE: _licences(table, source, config)} if licensed else {}
     columns = {
         "doc_id": doc_id,
         "text": text,
@@ -210,7 +210,7 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         **features,
         "label": label,
         "url": url,
-        **(licences if licensed else {}),
+        **licences,
         "content_hash": hashes,
         "raw_file": pa.array([ctx.relative] * n, pa.string()),
         "raw_row": pc.cast(rows, pa.int64()),
@@ -286,7 +286,7 @@ def ingest_counts(names: list[str], summaries: list[FileSummary]) -> dict[str, o
         "rows_per_file": {n: s.rows for n, s in zip(names, summaries, strict=True)},
         "replaced_chars": sum(replaced.values()),
         "replaced_chars_per_file": replaced,
-        **(licences if licensed else {}),
+        **licences,
     }
 
 
