@@ -304,8 +304,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--full",
         action="store_true",
-        help="decide every row from scratch (no published kept row or split placement carried "
-        "over); the checks still compare with what is published",
+        help="decide every row from scratch (no kept dedup row, split placement or statistics "
+        "fit carried over); the checks still compare with what is published",
     )
     run.set_defaults(func=cmd_run)
 
