@@ -27,9 +27,9 @@ class CorpusProject(dg.ConfigurableResource):
         root: The project folder; relative paths resolve against the working directory.
         config_file: The pipeline config, relative to ``root``.
         full: Decide every row from scratch, as a first build would: no kept dedup row,
-            split placement or statistics fit is carried over from the published snapshots (``corpus run --full``; in the UI's launchpad,
-            ``resources: {corpus: {config: {full: true}}}``). The checks still compare with
-            what is published.
+            split placement or statistics fit is carried over from the published snapshots
+            (``corpus run --full``; in the UI's launchpad, ``resources: {corpus: {config:
+            {full: true}}}``). The checks still compare with what is published.
     """
 
     root: str = "."
