@@ -182,8 +182,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def _show_release_in_ui(root: Path, name: str) -> None:
     """Record a release's audit in the Dagster instance of DAGSTER_HOME (if set), where the UI
     shows it on training_shards."""
-    if not os.environ.get("DAGSTER_HOME"):
-        print("DAGSTER_HOME is not set: the release's audit is not shown in the UI")
+    home = os.environ.get("DAGSTER_HOME")
+    if not home or not Path(home).is_dir():
+        print(
+            f"DAGSTER_HOME {'is not set' if not home else f'{home} does not exist'}: the "
+            "release's audit is not shown in the UI (`make run` sets it up)"
+        )
         return
     import dagster as dg
 

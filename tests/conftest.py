@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -75,6 +76,16 @@ def tree_digest(folder: Path) -> str:
         digest.update(path.relative_to(folder).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_dagster_home() -> Iterator[None]:
+    """Tests never touch the Dagster instance of the shell that runs them (`make test` exports
+    the repository's DAGSTER_HOME): a test that needs an instance sets its own."""
+    saved = os.environ.pop("DAGSTER_HOME", None)
+    yield
+    if saved is not None:
+        os.environ["DAGSTER_HOME"] = saved
 
 
 @pytest.fixture(scope="session")

@@ -42,6 +42,9 @@ def test_a_subset_build_records_no_release(project: Path) -> None:
 
 def test_a_release_is_named_listed_kept_and_restored(project: Path, capsys) -> None:
     assert corpus(["release", "v1", "--root", str(project)]) == 0
+    # without a Dagster instance the release is recorded all the same, and the CLI says what
+    # it could not do
+    assert "DAGSTER_HOME is not set: the release's audit is not shown" in capsys.readouterr().out
     assert corpus(["release", "v1", "--root", str(project)]) == 2  # a name is taken once
     assert "in use" in capsys.readouterr().err
     assert corpus(["releases", "--root", str(project)]) == 0
