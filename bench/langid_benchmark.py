@@ -48,7 +48,6 @@ import gzip
 import hashlib
 import importlib.metadata
 import os
-import platform
 import random
 import re
 import sys
@@ -63,6 +62,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from run_benchmarks import machine  # noqa: E402  (bench/ is the script's folder)
 
 from corpus_platform.kernels.filtering import langid  # noqa: E402
 
@@ -449,19 +450,6 @@ def decisions(backend: langid.Backend, data: EvalSet, keep: tuple[str, ...]) -> 
         float(passed[outside].mean()),
         dict(sorted(leaked.items(), key=lambda kv: (-kv[1], kv[0]))),
     )
-
-
-def machine() -> str:
-    """CPU model and cores of this machine, and the Python version."""
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def _pct(value: float | None, digits: int = 1) -> str:

@@ -96,6 +96,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport, 
     return root, build(root), raw_before
 
 
+@pytest.fixture
+def built_copy(built, tmp_path: Path) -> Path:
+    """A copy of the session's built sample project, to change without touching it."""
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    return root
+
+
 @pytest.fixture(scope="session")
 def recsys_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport]:
     """The recommendation table, split in time_group mode, built once per session."""

@@ -1,4 +1,4 @@
-"""Appending raw data to a built project: a group split keeps every published row where it is,
+"""Appending raw data to a built built_copy: a group split keeps every published row where it is,
 new rows follow their entity or similar rows, and a new row that would join rows the split
 placed apart is dropped as a bridge instead of blocking the build."""
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 import dagster as dg
 import pyarrow.parquet as pq
-import pytest
 
 from corpus_platform.audit import replay
 from corpus_platform.base.names import SPLIT_DOCUMENTS, SPLITS
@@ -64,16 +63,9 @@ def append(root: Path, name: str, rows: list[dict]) -> None:
     (root / WEB / name).write_text(lines, encoding="utf-8")
 
 
-@pytest.fixture
-def project(built, tmp_path: Path) -> Path:
-    root = tmp_path / "copy"
-    shutil.copytree(built[0], root)
-    return root
-
-
-def test_an_append_moves_no_published_row_and_new_rows_follow_their_entity(project) -> None:
-    before = split_rows(project)
-    web = [r for r in raw_web_rows(project) if r["id"] in before]
+def test_an_append_moves_no_published_row_and_new_rows_follow_their_entity(built_copy) -> None:
+    before = split_rows(built_copy)
+    web = [r for r in raw_web_rows(built_copy) if r["id"] in before]
     rng = random.Random(3)
     known = rng.sample(web, 10)
     rows = []
@@ -87,12 +79,12 @@ def test_an_append_moves_no_published_row_and_new_rows_follow_their_entity(proje
         rows.append(
             {**row, "id": f"web-new-{i}", "author": f"new-author-{i}", "body": " ".join(words)}
         )
-    append(project, "crawl-2.jsonl", rows)
+    append(built_copy, "crawl-2.jsonl", rows)
 
-    report = build(project)
+    report = build(built_copy)
 
     assert report.ok, report.render()
-    after = split_rows(project)
+    after = split_rows(built_copy)
     moved = {d: (s, after.get(d)) for d, s in before.items() if after.get(d) != s}
     assert moved == {}
     for i, row in enumerate(known):
@@ -106,9 +98,9 @@ def test_an_append_moves_no_published_row_and_new_rows_follow_their_entity(proje
     assert "fitted rows changed value or left train since the fit" in fit, fit
 
 
-def test_a_new_row_joining_train_and_test_is_dropped_as_a_bridge(project) -> None:
-    before = split_rows(project)
-    rows = {r["id"]: r for r in raw_web_rows(project)}
+def test_a_new_row_joining_train_and_test_is_dropped_as_a_bridge(built_copy) -> None:
+    before = split_rows(built_copy)
+    rows = {r["id"]: r for r in raw_web_rows(built_copy)}
     by_author: dict[str, set[str]] = {}
     for doc_id, row in rows.items():
         by_author.setdefault(row["author"], set()).add(before.get(doc_id, "gone"))
@@ -124,15 +116,15 @@ def test_a_new_row_joining_train_and_test_is_dropped_as_a_bridge(project) -> Non
     body = " ".join(words)
     assert 0.6 <= jaccard(body, test_doc["body"]) < 0.8
     bridge = {**test_doc, "id": "web-bridge-1", "author": train_author, "body": body}
-    append(project, "crawl-3.jsonl", [bridge])
+    append(built_copy, "crawl-3.jsonl", [bridge])
 
-    report = build(project)
+    report = build(built_copy)
 
     assert report.ok, report.render()
-    after = split_rows(project)
+    after = split_rows(built_copy)
     assert {d: s for d, s in before.items() if after.get(d) != s} == {}
     assert "web-bridge-1" not in after
-    assert dropped(project)["web-bridge-1"] == "bridge"
+    assert dropped(built_copy)["web-bridge-1"] == "bridge"
     assert report.materialized[SPLIT_DOCUMENTS]["dropped"]["bridge"] >= 1
     assert report.check("no_held_out_row_moved_into_train").passed
 
@@ -155,6 +147,11 @@ def memberships(root: Path) -> dict[str, dict]:
     }
 
 
+def as_raw(rows: list[dict]) -> list[dict]:
+    """Rows as written to a raw file: without the test's own ``_of`` field."""
+    return [{k: v for k, v in r.items() if k != "_of"} for r in rows]
+
+
 def copies_of_published_rows(root: Path, count: int) -> list[dict]:
     """Exact copies of published kept web rows, by new authors, under ids that sort before
     every published id: a build from scratch would keep the copies (equal quality, smaller id)."""
@@ -167,17 +164,15 @@ def copies_of_published_rows(root: Path, count: int) -> list[dict]:
     ]
 
 
-def test_a_new_near_duplicate_of_a_published_row_is_the_one_dropped(project) -> None:
-    kept_before, split_before = dedup_kept(project), split_rows(project)
-    copies = copies_of_published_rows(project, 5)
-    append(
-        project, "crawl-copies.jsonl", [{k: v for k, v in r.items() if k != "_of"} for r in copies]
-    )
-    report = build(project)
+def test_a_new_near_duplicate_of_a_published_row_is_the_one_dropped(built_copy) -> None:
+    kept_before, split_before = dedup_kept(built_copy), split_rows(built_copy)
+    copies = copies_of_published_rows(built_copy, 5)
+    append(built_copy, "crawl-copies.jsonl", as_raw(copies))
+    report = build(built_copy)
     assert report.ok, report.render()
-    kept_after = dedup_kept(project)
+    kept_after = dedup_kept(built_copy)
     assert {d: kept_after.get(d) for d in kept_before} == kept_before  # kept, same cluster ids
-    members = memberships(project)
+    members = memberships(built_copy)
     for copy in copies:
         assert copy["id"] not in kept_after
         member = members[copy["id"]]
@@ -186,26 +181,26 @@ def test_a_new_near_duplicate_of_a_published_row_is_the_one_dropped(project) -> 
         assert (
             jaccard(
                 copy["body"],
-                next(r["body"] for r in raw_web_rows(project) if r["id"] == copy["_of"]),
+                next(r["body"] for r in raw_web_rows(built_copy) if r["id"] == copy["_of"]),
             )
             == 1.0
         )
-    after = split_rows(project)
+    after = split_rows(built_copy)
     assert {d: after.get(d) for d in split_before} == split_before
     first, latest = (
-        list_snapshots(project, "raw_documents")[0],
-        list_snapshots(project, "raw_documents")[-1],
+        list_snapshots(built_copy, "raw_documents")[0],
+        list_snapshots(built_copy, "raw_documents")[-1],
     )
     assert first["snapshot_id"] != latest["snapshot_id"]
     assert (
         f"arrived in batch web/crawl-copies.jsonl: first published in raw_documents "
-        f"{latest['snapshot_id']}" in trace(project, copies[0]["id"])
+        f"{latest['snapshot_id']}" in trace(built_copy, copies[0]["id"])
     )
     assert (
         f"arrived in batch web/crawl-0.jsonl: first published in raw_documents "
-        f"{first['snapshot_id']}" in trace(project, copies[0]["_of"])
+        f"{first['snapshot_id']}" in trace(built_copy, copies[0]["_of"])
     )
-    assert_replays(project, "deduplicated_documents", "split_documents")
+    assert_replays(built_copy, "deduplicated_documents", "split_documents")
 
 
 def assert_replays(root: Path, *anchored: str) -> None:
@@ -219,25 +214,23 @@ def assert_replays(root: Path, *anchored: str) -> None:
     assert report.ok, report.render()
 
 
-def test_a_full_build_after_an_append_equals_a_build_from_scratch(project, tmp_path) -> None:
-    copies = copies_of_published_rows(project, 5)
-    append(
-        project, "crawl-copies.jsonl", [{k: v for k, v in r.items() if k != "_of"} for r in copies]
-    )
+def test_a_full_build_after_an_append_equals_a_build_from_scratch(built_copy, tmp_path) -> None:
+    copies = copies_of_published_rows(built_copy, 5)
+    append(built_copy, "crawl-copies.jsonl", as_raw(copies))
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    shutil.copytree(project / "data" / "raw", fresh / "data" / "raw")
-    shutil.copytree(project / "data" / "eval", fresh / "data" / "eval")
-    shutil.copy(project / "corpus.yaml", fresh / "corpus.yaml")
+    shutil.copytree(built_copy / "data" / "raw", fresh / "data" / "raw")
+    shutil.copytree(built_copy / "data" / "eval", fresh / "data" / "eval")
+    shutil.copy(built_copy / "corpus.yaml", fresh / "corpus.yaml")
     scratch_report = build(fresh, assets=UP_TO_DEDUP)
     assert scratch_report.ok, scratch_report.render()
     full = run_build(
-        project, instance=dg.DagsterInstance.ephemeral(), assets=UP_TO_DEDUP, full=True
+        built_copy, instance=dg.DagsterInstance.ephemeral(), assets=UP_TO_DEDUP, full=True
     )
     assert full.ok, full.render()
     dedup = Path("data") / "deduplicated_documents"
-    assert tree_digest(project / dedup) == tree_digest(fresh / dedup)
-    assert {c["id"] for c in copies} <= set(dedup_kept(project))  # from scratch: copies kept
+    assert tree_digest(built_copy / dedup) == tree_digest(fresh / dedup)
+    assert {c["id"] for c in copies} <= set(dedup_kept(built_copy))  # from scratch: copies kept
 
 
 def normalized_values(root: Path) -> dict[str, tuple]:
@@ -271,44 +264,44 @@ def new_authors_rows(root: Path, count: int, scale: float = 1.0) -> list[dict]:
     return rows
 
 
-def test_an_append_keeps_the_fit_and_every_published_normalized_value(project) -> None:
-    stats = project / "data" / "fitted_statistics"
+def test_an_append_keeps_the_fit_and_every_published_normalized_value(built_copy) -> None:
+    stats = built_copy / "data" / "fitted_statistics"
     fit_before = tree_digest(stats)
-    values_before = normalized_values(project)
-    append(project, "crawl-later.jsonl", new_authors_rows(project, 40))
-    report = build(project)
+    values_before = normalized_values(built_copy)
+    append(built_copy, "crawl-later.jsonl", new_authors_rows(built_copy, 40))
+    report = build(built_copy)
     assert report.ok, report.render()
     assert tree_digest(stats) == fit_before  # the fit and its rows, byte for byte
-    after = normalized_values(project)
+    after = normalized_values(built_copy)
     assert {d: after[d] for d in values_before} == values_before
     assert len(after) > len(values_before)
     assert report.check("fitted_on_exactly_train").label == "PASS"
     drift = report.check("train_drift_within_thresholds")
     assert drift.label in ("PASS", "WARN") and "train rows added since the fit" in drift.verdict
-    assert_replays(project, "fitted_statistics", "split_documents")
+    assert_replays(built_copy, "fitted_statistics", "split_documents")
 
-    set_config(project, statistics={"epoch": 1})  # a new epoch refits on the whole train split
-    report = build(project)
+    set_config(built_copy, statistics={"epoch": 1})  # a new epoch refits on the whole train split
+    report = build(built_copy)
     assert report.ok, report.render()
     assert tree_digest(stats) != fit_before
     assert report.check("train_drift_within_thresholds").label == "n/a"
 
 
-def test_drift_warns_without_blocking_and_blocks_above_its_second_threshold(project) -> None:
-    append(project, "crawl-drift.jsonl", new_authors_rows(project, 60, scale=50.0))
+def test_drift_warns_without_blocking_and_blocks_above_its_second_threshold(built_copy) -> None:
+    append(built_copy, "crawl-drift.jsonl", new_authors_rows(built_copy, 60, scale=50.0))
     downstream = ["fitted_statistics", "normalized_splits", "training_mix", "training_shards"]
-    before = {name: tree_digest(project / "data" / name) for name in downstream}
-    set_config(project, statistics={"drift_block": 0.5})
-    blocked = build(project)
+    before = {name: tree_digest(built_copy / "data" / name) for name in downstream}
+    set_config(built_copy, statistics={"drift_block": 0.5})
+    blocked = build(built_copy)
     assert not blocked.ok
     failed = [c for c in blocked.checks if c.label == "FAIL"]
     assert [(c.asset, c.name) for c in failed] == [
         ("fitted_statistics", "train_drift_within_thresholds")
     ], blocked.render()
     assert "(clicks)" in failed[0].verdict
-    assert {name: tree_digest(project / "data" / name) for name in downstream} == before
-    set_config(project, statistics={"drift_block": None})
-    warned = build(project)
+    assert {name: tree_digest(built_copy / "data" / name) for name in downstream} == before
+    set_config(built_copy, statistics={"drift_block": None})
+    warned = build(built_copy)
     assert warned.ok, warned.render()  # a warning never blocks
     check = warned.check("train_drift_within_thresholds")
     assert check.label == "WARN" and "(clicks)" in check.verdict
