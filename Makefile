@@ -45,7 +45,9 @@ test: install
 ## against the fastest peers (rensa, datasketch), reading training shards with the project's loader,
 ## WebDataset and mosaicml-streaming on 50,000; where the CPU time of the whole graph at 100,000
 ## goes (py-spy samples by category, bench/cpu_profile.py); language identification on one core
-## against real translated man pages (bench/langid_benchmark.py); writes BENCHMARKS.md. bench-large: the whole
+## against real translated man pages (bench/langid_benchmark.py); what an append of 10,000 documents
+## costs against a base of 100,000 up to split_documents, and its dedup F1 against a build from scratch
+## (bench/append_benchmark.py; projects under /work/tmp/append-bench); writes BENCHMARKS.md. bench-large: the whole
 ## graph on 100,000 and 1,000,000 documents with language identification off, on the local and
 ## the dask-local engine (their own sections; 1,000,000 documents need over 60 GB of disk). The slow dedup peers run on request:
 ## `bench/dedup_benchmark.py --peers datatrove,text-dedup` (about 150 docs/s for datatrove on
@@ -93,6 +95,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/loader_benchmark.py --docs 50000 --workers 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/cpu_profile.py --docs 100000 --workers 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/langid_benchmark.py --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/append_benchmark.py --docs 100000 --append 10000 --out BENCHMARKS.md
 
 bench-large: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \

@@ -87,7 +87,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if holder is not None:
             print(f"waiting for the lock's holder ({holder.describe()})", flush=True)
             wait_until_free(root, poll_seconds=0.5)
-        report = run_build(root, args.config, progress=True, full=args.full)
+        report = run_build(
+            root, args.config, progress=True, full=args.full, reingest=tuple(args.reingest)
+        )
         # --wait: another holder may take the lock between the wait and the build, which then
         # fails at once and touches nothing; wait again instead of failing
         if not (args.wait and report.refused_by_lock):
@@ -310,6 +312,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="decide every row from scratch (no kept dedup row, split placement or statistics "
         "fit carried over); the checks still compare with what is published",
+    )
+    run.add_argument(
+        "--reingest",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="read this raw file again although a published batch holds it (relative to "
+        "input.path; repeatable): the way to take a raw file that changed after it was ingested",
     )
     run.set_defaults(func=cmd_run)
 

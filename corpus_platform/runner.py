@@ -9,9 +9,11 @@ from typing import Any
 import dagster as dg
 
 from corpus_platform.base.checks import CheckStatus
-from corpus_platform.base.names import STAGES
+from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, STAGES
 from corpus_platform.console import LOGGER_KEY
 from corpus_platform.definitions import build_definitions
+from corpus_platform.defs.batches import partition_range_tags, raw_file_names, sync_raw_batches
 from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
@@ -224,6 +226,21 @@ class _UngatedCheckNotice(logging.Filter):
 _NOTICE_FILTER = _UngatedCheckNotice()
 
 
+def batch_tags(
+    project: CorpusProject, instance: dg.DagsterInstance, assets: list[str] | None
+) -> dict[str, str]:
+    """Run tags that materialize every raw batch's partition, after making the partitions the raw
+    files there are now; none when the run holds no partitioned stage or the raw folder cannot be
+    listed (``raw_documents`` then reports why)."""
+    if assets and not set(assets) & {RAW_DOCUMENTS, FILTERED_DOCUMENTS}:
+        return {}
+    try:
+        names = raw_file_names(project)
+    except (CorpusError, ValueError, OSError):
+        return {}
+    return partition_range_tags(sync_raw_batches(instance, names))
+
+
 def run_build(
     root: Path,
     config_file: str = "corpus.yaml",
@@ -231,6 +248,7 @@ def run_build(
     assets: list[str] | None = None,
     progress: bool = False,
     full: bool = False,
+    reingest: tuple[str, ...] = (),
 ) -> BuildReport:
     """Execute the build job for the project at ``root`` and summarize it.
 
@@ -243,9 +261,13 @@ def run_build(
         progress: Print one line per stage as it starts and ends (``corpus run``). Dagster's
             own log always goes to a file under ``.corpus/logs/`` (``BuildReport.log_file``).
         full: Decide every row from scratch (``corpus run --full``, ``CorpusProject.full``).
+        reingest: Raw files to read again although published (``corpus run --reingest``).
     """
     logging.getLogger(GATING_LOGGER).addFilter(_NOTICE_FILTER)  # once: filters are a set
-    defs = build_definitions(CorpusProject(root=str(root), config_file=config_file, full=full))
+    project = CorpusProject(
+        root=str(root), config_file=config_file, full=full, reingest=list(reingest)
+    )
+    defs = build_definitions(project)
     log_file = root / LOG_DIR / f"build-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     logger_config = {"log_file": str(log_file), "progress": progress}
@@ -256,6 +278,7 @@ def run_build(
         raise_on_error=False,
         asset_selection=[dg.AssetKey(name) for name in assets] if assets else None,
         run_config={"loggers": {LOGGER_KEY: {"config": logger_config}}},
+        tags=batch_tags(project, instance, assets),
     )
     report = summarize(result)
     report.log_file = log_file

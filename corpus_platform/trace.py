@@ -23,7 +23,7 @@ class TraceError(CorpusError):
 
 def _row(folder: Path, shard: int, doc_id: str) -> dict[str, Any] | None:
     path = part_path(folder, shard)
-    if not path.is_file():
+    if not path.exists():  # a file, or a shard folder of raw-batch files
         return None
     table = read_parquet(path)
     found = table.filter(pc.equal(table.column("doc_id"), doc_id))

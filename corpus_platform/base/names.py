@@ -1,5 +1,7 @@
 """Names every layer shares (Dagster-free): stages, checks, splits and side-table paths."""
 
+from urllib.parse import quote
+
 RAW_DOCUMENTS = "raw_documents"
 FILTERED_DOCUMENTS = "filtered_documents"
 DEDUPLICATED_DOCUMENTS = "deduplicated_documents"
@@ -34,3 +36,10 @@ EPOCH_MOVES = "epoch_moves/moved_into_train.parquet"
 SHARDS_MANIFEST = "manifest.json"
 WEBDATASET = "webdataset"  # shard formats named in it
 PARQUET = "parquet"
+
+
+def batch_key(raw_file: str) -> str:
+    """The file-name-safe key of a raw batch: its path relative to the raw folder, percent-quoted
+    (``web/crawl-0.jsonl`` -> ``web%2Fcrawl-0.jsonl``), so distinct files never share a key and
+    the key reads back as the file (:func:`urllib.parse.unquote`)."""
+    return quote(raw_file, safe="")

@@ -3,6 +3,11 @@
 ``<folder>/part-00000.parquet ...`` (every shard present even when empty), optional subfolders
 for side tables and a ``_manifest.json``. Files are written with fixed options, so equal tables
 give byte-identical files and two runs on the same inputs produce identical folders.
+
+A shard of a stage that keeps raw batches apart (``raw_documents``, ``filtered_documents``) is
+a folder of the same name holding one file per batch (``part-00003.parquet/<batch>.parquet``,
+:func:`batch_part_path`): an append adds files and never rewrites one. Every reader here reads
+either form; a shard folder reads as its batch files concatenated in name order.
 """
 
 from __future__ import annotations
@@ -28,8 +33,36 @@ def part_name(shard: int) -> str:
 
 
 def part_path(folder: Path, shard: int) -> Path:
-    """Path of a logical shard inside a dataset folder."""
+    """Path of a logical shard inside a dataset folder (a file, or a folder of batch files)."""
     return folder / part_name(shard)
+
+
+def batch_part_path(folder: Path, shard: int, batch: str) -> Path:
+    """The file of batch ``batch`` (a :func:`~corpus_platform.base.names.batch_key`) inside
+    logical shard ``shard`` of a dataset kept by batch."""
+    return part_path(folder, shard) / f"{batch}.parquet"
+
+
+def shard_files(path: Path) -> list[Path]:
+    """The Parquet files a logical shard is made of: the file itself, or the batch files of a
+    shard folder in name order. A missing shard is an error that names it."""
+    if path.is_dir():
+        files = sorted(path.glob("*.parquet"))
+        if files:
+            return files
+    elif path.is_file():
+        return [path]
+    raise FileNotFoundError(f"{path}: dataset file missing; materialize the upstream asset first")
+
+
+def read_schema(path: Path) -> pa.Schema:
+    """The schema of a logical shard (file or shard folder)."""
+    return pq.read_schema(shard_files(path)[0])
+
+
+def shard_rows(path: Path) -> int:
+    """Rows of a logical shard (file or shard folder), from the Parquet footers."""
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in shard_files(path))
 
 
 PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True}  # fixed: byte-identical files
@@ -64,13 +97,12 @@ def write_batches(
 
 
 def iter_batches(path: Path, columns: list[str], batch_size: int = 4096) -> Iterator[pa.Table]:
-    """Stream a Parquet file in batches of at most ``batch_size`` rows."""
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: dataset file missing; materialize the upstream asset first"
-        )
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=columns):
-        yield pa.Table.from_batches([batch])
+    """Stream a Parquet file (or a shard folder, file by file) in batches of at most
+    ``batch_size`` rows."""
+    for file in shard_files(path):
+        parquet = pq.ParquetFile(file)
+        for batch in parquet.iter_batches(batch_size=batch_size, columns=columns):
+            yield pa.Table.from_batches([batch])
 
 
 def rows_with_ids(folder: Path, shard: int, doc_ids: Iterable[str], columns: list[str]) -> pa.Table:
@@ -83,7 +115,7 @@ def rows_with_ids(folder: Path, shard: int, doc_ids: Iterable[str], columns: lis
     ]
     found = [t for t in found if len(t)]
     if not found:
-        return pq.read_schema(part_path(folder, shard)).empty_table().select(columns)
+        return read_schema(part_path(folder, shard)).empty_table().select(columns)
     return pa.concat_tables(found)
 
 
@@ -98,7 +130,7 @@ def write_sharded(table: pa.Table, folder: Path, num_shards: int) -> None:
 
 def count_rows(folder: Path, num_shards: int) -> int:
     """Rows in every shard of a dataset, from the Parquet footers (no data read)."""
-    return sum(pq.ParquetFile(part_path(folder, s)).metadata.num_rows for s in range(num_shards))
+    return sum(shard_rows(part_path(folder, s)) for s in range(num_shards))
 
 
 def read_all_shards(folder: Path, num_shards: int) -> pa.Table:
@@ -107,12 +139,12 @@ def read_all_shards(folder: Path, num_shards: int) -> pa.Table:
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """Read one Parquet file; a missing file is an error that names it."""
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: dataset file missing; materialize the upstream asset first"
-        )
-    return pq.read_table(path, columns=columns)
+    """Read one Parquet file, or a shard folder as its batch files concatenated in name order;
+    a missing file is an error that names it."""
+    files = shard_files(path)
+    if len(files) == 1:
+        return pq.read_table(files[0], columns=columns)
+    return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
 
 
 def read_shard(folder: Path, shard: int, columns: list[str] | None = None) -> pa.Table:

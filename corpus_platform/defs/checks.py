@@ -91,6 +91,7 @@ def stage_asset(
     kinds: set[str],
     description: str,
     deps: Sequence[str] = (),
+    partitions_def: dg.PartitionsDefinition | None = None,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """The decorator of a stage's asset: the asset ``checks.asset`` with the stage's checks.
 
@@ -99,7 +100,8 @@ def stage_asset(
     passed; a failed blocking check still stops downstream work. Its code version is the digest
     of its stage family's source (:func:`~corpus_platform.store.provenance.stage_code_version`,
     the family read from the decorated function's module); its materializations report their
-    snapshot id as data version, so Dagster's staleness follows content.
+    snapshot id as data version, so Dagster's staleness follows content. A partitioned stage
+    (``partitions_def``) runs all the partitions of a run in one step (a single-run backfill).
     """
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
@@ -111,9 +113,14 @@ def stage_asset(
             kinds=kinds,
             description=description,
             code_version=stage_code_version(family),
+            partitions_def=partitions_def,
         )
         return dg.multi_asset(
-            name=checks.asset, specs=[spec], check_specs=checks.specs(), can_subset=True
+            name=checks.asset,
+            specs=[spec],
+            check_specs=checks.specs(),
+            can_subset=True,
+            backfill_policy=dg.BackfillPolicy.single_run() if partitions_def else None,
         )(fn)
 
     return decorate

@@ -30,11 +30,15 @@ class CorpusProject(dg.ConfigurableResource):
             split placement or statistics fit is carried over from the published snapshots
             (``corpus run --full``; in the UI's launchpad, ``resources: {corpus: {config:
             {full: true}}}``). The checks still compare with what is published.
+        reingest: Raw files (relative to ``input.path``) to read again although a published
+            batch holds them (``corpus run --reingest FILE``): the way to take a raw file that
+            changed after it was ingested.
     """
 
     root: str = "."
     config_file: str = "corpus.yaml"
     full: bool = False
+    reingest: list[str] = []  # noqa: RUF012 - pydantic copies a field default per instance
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Generator[Self, None, None]:

@@ -1,8 +1,17 @@
-"""The job that builds every dataset, its nightly schedule and the new-raw-files sensor."""
+"""The job that builds every dataset, its nightly schedule and the new-raw-files sensor.
+
+Both add a ``raw_batches`` partition per new raw file before they start the job: the sensor on
+the new partitions, the schedule on every one."""
 
 import dagster as dg
 
 from corpus_platform.base.hashing import fingerprint
+from corpus_platform.defs.batches import (
+    RAW_BATCHES,
+    partition_range_tags,
+    raw_file_names,
+    sync_raw_batches,
+)
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest.readers import list_input_files
 
@@ -17,14 +26,20 @@ build_corpus = dg.define_asset_job(
     description="Materialize every stage from raw files to the training shards, with all checks.",
 )
 
-nightly_rebuild = dg.ScheduleDefinition(
+
+@dg.schedule(
     name=NIGHTLY_SCHEDULE,
     job=build_corpus,
     cron_schedule="0 2 * * *",
     execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Rebuild every dataset at 02:00 UTC (stopped until switched on in the UI).",
+    description="Rebuild every dataset at 02:00 UTC (stopped until switched on in the UI), "
+    "every raw batch's partition included.",
 )
+def nightly_rebuild(context: dg.ScheduleEvaluationContext, corpus: CorpusProject) -> dg.RunRequest:
+    keys = sync_raw_batches(context.instance, raw_file_names(corpus))
+    return dg.RunRequest(tags=partition_range_tags(keys))
+
 
 RAW_SENSOR = "new_raw_files"
 
@@ -45,7 +60,8 @@ def raw_listing_digest(corpus: CorpusProject) -> tuple[str, int]:
     job=build_corpus,
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.STOPPED,
-    description="Start build_corpus when raw files land in (or change in) the input folder.",
+    description="When raw files land in (or change in) the input folder, add a raw_batches "
+    "partition per new file and start build_corpus on the new partitions.",
 )
 def new_raw_files(
     context: dg.SensorEvaluationContext, corpus: CorpusProject
@@ -53,4 +69,12 @@ def new_raw_files(
     digest, count = raw_listing_digest(corpus)
     if digest == context.cursor:
         return dg.SkipReason(f"no change in the {count} raw files")
-    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=digest)], cursor=digest)
+    names = raw_file_names(corpus)
+    known = context.instance.get_dynamic_partitions(RAW_BATCHES.name)
+    new = [name for name in names if name not in set(known)]
+    gone = [key for key in known if key not in set(names)]
+    changes = [RAW_BATCHES.build_add_request(new)] if new else []
+    changes += [RAW_BATCHES.build_delete_request(gone)] if gone else []
+    keys = new or [key for key in known if key not in set(gone)]  # new batches, else every one
+    run = dg.RunRequest(run_key=digest, tags=partition_range_tags(keys))
+    return dg.SensorResult(run_requests=[run], cursor=digest, dynamic_partitions_requests=changes)

@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (
@@ -38,6 +37,7 @@ from openlineage.client.facet_v2 import (
 from openlineage.client.transport.file import FileConfig, FileTransport
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
+from corpus_platform.base.shards import read_schema
 from corpus_platform.store.datasets import STAGE_ROOT
 
 NAMESPACE = "corpus_platform"
@@ -75,7 +75,7 @@ def parquet_schema(folder: Path) -> dict[str, str]:
     files = files or sorted(folder.glob("*.parquet"))
     if not files:
         return {}
-    schema = pq.read_schema(files[0])
+    schema = read_schema(files[0])  # a file, or a shard folder of batch files
     return {field.name: str(field.type) for field in schema}
 
 

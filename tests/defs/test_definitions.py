@@ -55,6 +55,7 @@ def test_job_and_nightly_schedule() -> None:
 
 
 def test_sensor_requests_a_run_only_when_raw_files_change(tmp_path) -> None:
+    from corpus_platform.defs.batches import RANGE_END, RANGE_START
     from corpus_platform.defs.resources import CorpusProject
     from corpus_platform.defs.schedules import new_raw_files
     from tests.conftest import make_project
@@ -62,16 +63,31 @@ def test_sensor_requests_a_run_only_when_raw_files_change(tmp_path) -> None:
     root = make_project(tmp_path / "p")
     resources = {"corpus": CorpusProject(root=str(root))}
 
+    instance = dg.DagsterInstance.ephemeral()
+
     def evaluate(cursor: str | None = None) -> dg.SensorResult | dg.SkipReason:
         # the project resource holds the build lock during runs, so it is a context manager
-        with dg.build_sensor_context(cursor=cursor, resources=resources) as context:
-            return new_raw_files(context)
+        with dg.build_sensor_context(
+            cursor=cursor, resources=resources, instance=instance
+        ) as context:
+            result = new_raw_files(context)
+        if isinstance(result, dg.SensorResult):  # as the daemon applies them
+            for request in result.dynamic_partitions_requests or []:
+                instance.add_dynamic_partitions(request.partitions_def_name, request.partition_keys)
+        return result
 
     first = evaluate()
     assert len(first.run_requests) == 1 and first.cursor
+    files = instance.get_dynamic_partitions("raw_batches")
+    assert len(files) == 4 and files == sorted(files)  # a partition per raw file
+    assert first.run_requests[0].tags[RANGE_START] == files[0]
+    assert first.run_requests[0].tags[RANGE_END] == files[-1]
     assert isinstance(evaluate(first.cursor), dg.SkipReason)
     (root / "data" / "raw" / "web" / "new.jsonl").write_text('{"id": "n1"}\n', encoding="utf-8")
     landed = evaluate(first.cursor)
     assert len(landed.run_requests) == 1 and landed.cursor != first.cursor
+    assert instance.get_dynamic_partitions("raw_batches") == [*files, "web/new.jsonl"]
+    tags = landed.run_requests[0].tags  # only the new batch's partition
+    assert tags[RANGE_START] == tags[RANGE_END] == "web/new.jsonl"
     assert not (root / ".corpus" / "build.lock").exists()  # a sensor evaluation locks nothing
     assert defs.resolve_sensor_def("new_raw_files").default_status == dg.DefaultSensorStatus.STOPPED

@@ -18,7 +18,16 @@ import dagster as dg
 import pytest
 from dagster._core.instance.ref import InstanceRef
 
-from corpus_platform.base.names import RAW_DOCUMENTS, TRAINING_SHARDS
+from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, TRAINING_SHARDS
+from corpus_platform.defs.batches import (
+    RANGE_END,
+    RANGE_START,
+    RAW_BATCHES,
+    partition_range_tags,
+    raw_file_names,
+    sync_raw_batches,
+)
+from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB, RAW_SENSOR
 from corpus_platform.store.lock import current_holder
 from corpus_platform.store.registry import list_snapshots
@@ -61,6 +70,14 @@ def daemon(
         log.close()
 
 
+SAMPLE_FILES = [
+    "code/snippets.csv",
+    "web/crawl-0.jsonl",
+    "web/crawl-1.jsonl.gz",
+    "wiki/articles.parquet",
+]
+
+
 def dagster(root: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(BIN / "dagster"), *args],
@@ -70,6 +87,16 @@ def dagster(root: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=300,
     )
+
+
+def launch_build(root: Path, env: dict, instance: dg.DagsterInstance) -> None:
+    """Launch the build job as ``dagster job launch`` does, over every raw batch's partition
+    (added first, as ``corpus run``, the schedule and the sensor add them)."""
+    keys = sync_raw_batches(instance, raw_file_names(CorpusProject(root=str(root))))
+    tags = json.dumps(partition_range_tags(keys))
+    launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml",
+                       "--tags", tags)  # fmt: skip
+    assert launched.returncode == 0, launched.stdout + launched.stderr
 
 
 def runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
@@ -140,14 +167,33 @@ def test_the_sensor_builds_the_sample_then_a_dropped_file(daemon) -> None:
     assert_succeeded_with_every_check(instance, second.run_id)
     raw = list_snapshots(root, RAW_DOCUMENTS)[-1]
     assert raw["counts"]["rows_per_file"]["web/dropped.jsonl"] == 30
+    assert (raw["counts"]["batches_read"], raw["counts"]["batches_kept"]) == (1, 4)
+
+    # every raw file is a partition; the second run materialized only the dropped file's
+    assert instance.get_dynamic_partitions(RAW_BATCHES.name) == [*SAMPLE_FILES, "web/dropped.jsonl"]
+    assert (first.tags[RANGE_START], first.tags[RANGE_END]) == (SAMPLE_FILES[0], SAMPLE_FILES[-1])
+    assert second.tags[RANGE_START] == second.tags[RANGE_END] == "web/dropped.jsonl"
+    for stage in (RAW_DOCUMENTS, FILTERED_DOCUMENTS):
+        assert instance.get_materialized_partitions(dg.AssetKey(stage)) == {
+            *SAMPLE_FILES,
+            "web/dropped.jsonl",
+        }
+        materialized = instance.get_records_for_run(
+            second.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+        ).records
+        partitions = {
+            r.event_log_entry.dagster_event.partition
+            for r in materialized
+            if r.event_log_entry.dagster_event.asset_key == dg.AssetKey(stage)
+        }
+        assert partitions == {"web/dropped.jsonl"}
 
 
 def test_two_launched_builds_run_one_after_the_other(daemon) -> None:
     root, env, instance = daemon
     before = {r.run_id for r in runs(instance)}
     for _ in range(2):
-        launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml")
-        assert launched.returncode == 0, launched.stdout + launched.stderr
+        launch_build(root, env, instance)
     new = [r.run_id for r in runs(instance) if r.run_id not in before]
     assert len(new) == 2
     seen_waiting = False
@@ -172,8 +218,7 @@ def test_two_launched_builds_run_one_after_the_other(daemon) -> None:
 def test_a_killed_daemon_run_is_marked_failed_and_the_next_build_recovers(daemon) -> None:
     root, env, instance = daemon
     before = {r.run_id for r in runs(instance)}
-    launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml")
-    assert launched.returncode == 0, launched.stderr
+    launch_build(root, env, instance)
     (victim,) = [r.run_id for r in runs(instance) if r.run_id not in before]
     wait_for(
         lambda: (h := current_holder(root)) is not None and h.run_id == victim,
@@ -195,8 +240,7 @@ def test_a_killed_daemon_run_is_marked_failed_and_the_next_build_recovers(daemon
     told = [e.message or "" for e in instance.all_logs(victim)]
     assert any("terminated by signal 9" in m for m in told), told[-3:]
 
-    launched = dagster(root, env, "job", "launch", "-j", BUILD_JOB, "-w", "workspace.yaml")
-    assert launched.returncode == 0, launched.stderr
+    launch_build(root, env, instance)
     (after,) = [r.run_id for r in runs(instance) if r.run_id not in {*before, victim}]
     wait_for(lambda: finished(instance, after).status in DONE, "the build after the kill", root)
     assert_succeeded_with_every_check(instance, after)

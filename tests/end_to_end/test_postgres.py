@@ -19,10 +19,12 @@ import pytest
 import yaml
 
 from corpus_platform.base.names import STAGES
+from corpus_platform.defs.batches import partition_range_tags
 from corpus_platform.defs.schedules import BUILD_JOB, BUILD_TAG
 from tests.conftest import REPO, make_project
 from tests.defs.test_definitions import EXPECTED_CHECKS
 from tests.end_to_end.test_cli import FIRST_BUILD_NOT_APPLICABLE, free_port
+from tests.end_to_end.test_daemon import SAMPLE_FILES
 from tests.pg_server import MissingServer, PostgresServer, server_bin_dir, temporary_server
 
 VARIANT = REPO / "deploy" / "dagster-postgres.yaml"
@@ -87,7 +89,8 @@ def assert_run_recorded(
         )
     )
     assert counts[dg.DagsterEventType.RUN_SUCCESS.value] == 1
-    assert counts[dg.DagsterEventType.ASSET_MATERIALIZATION.value] == len(STAGES)
+    batched = 2 * len(SAMPLE_FILES)  # raw and filtered documents: one per raw batch
+    assert counts[dg.DagsterEventType.ASSET_MATERIALIZATION.value] == len(STAGES) - 2 + batched
     evaluated = EXPECTED_CHECKS - not_applicable  # n/a checks record no evaluation
     assert counts[dg.DagsterEventType.ASSET_CHECK_EVALUATION.value] == len(evaluated)
     assert dg.DagsterEventType.STEP_FAILURE.value not in counts
@@ -97,7 +100,7 @@ def assert_run_recorded(
         run_id,
         dg.DagsterEventType.ASSET_MATERIALIZATION.value,
     )
-    assert sorted(json.loads(key)[0] for (key,) in materialized) == sorted(STAGES)
+    assert {json.loads(key)[0] for (key,) in materialized} == set(STAGES)
     checks = query(
         server,
         "SELECT asset_key, check_name, execution_status FROM asset_check_executions "
@@ -233,7 +236,12 @@ def test_web_server_and_daemon_run_a_launched_build_on_postgres(
             "repositoryName": repository["name"],
             "jobName": BUILD_JOB,
         }
-        launched = ask(port, LAUNCH, params={"selector": selector})["launchRun"]
+        tags = [  # every raw batch's partition, as `corpus run` added them
+            {"key": key, "value": value}
+            for key, value in partition_range_tags(SAMPLE_FILES).items()
+        ]
+        params = {"selector": selector, "executionMetadata": {"tags": tags}}
+        launched = ask(port, LAUNCH, params=params)["launchRun"]
         assert launched["__typename"] == "LaunchRunSuccess", launched
         run_id = launched["run"]["runId"]
         deadline = time.monotonic() + RUN_TIMEOUT

@@ -1,13 +1,20 @@
-"""filtered_documents: rows that pass the quality filters; removed rows kept aside with reasons."""
+"""filtered_documents: rows that pass the quality filters; removed rows kept aside with reasons.
 
-from collections import Counter
+Like ``raw_documents``, the stage keeps every raw batch in files of its own: a rebuild filters
+only the batches it has not filtered with the same settings, blocklist and code, and takes the
+published files and findings of every other batch as they are.
+"""
+
 from functools import partial
+from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS
-from corpus_platform.base.shards import MANIFEST, write_json
+from corpus_platform.base.hashing import fingerprint
+from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, batch_key
+from corpus_platform.base.shards import MANIFEST, read_manifest, write_json
 from corpus_platform.config import CorpusConfig, FilterConfig
+from corpus_platform.defs.batches import BATCH_CODE, RAW_BATCHES, link_batch, published_batches
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.filtering.checks import FILTERED_DOCUMENTS_CHECKS
 from corpus_platform.defs.filtering.review import (
@@ -18,8 +25,26 @@ from corpus_platform.defs.filtering.review import (
 )
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.kernels.filtering.stage import filter_shard
+from corpus_platform.kernels.filtering.batch_summaries import (
+    from_record,
+    merged,
+    read_summary,
+    summary_path,
+    write_summary,
+)
+from corpus_platform.kernels.filtering.filters import load_blocklist
+from corpus_platform.kernels.filtering.stage import FilterSummary, filter_shard
 from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.provenance import stage_code_version
+
+# The settings a published batch was filtered with; a change filters every batch again.
+FILTER_SETTINGS: dict[str, tuple[str, ...]] = {
+    "filters": (),
+    "input": (),
+    "num_shards": (),
+    "seed": (),
+}
+BLOCKLIST_DIGEST = "blocklist_digest"
 
 
 def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfig:
@@ -31,45 +56,84 @@ def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfi
     )
 
 
+def filter_batch_task(
+    index: int, tasks: tuple[tuple[int, str], ...], **kwargs: object
+) -> FilterSummary:
+    """Filter the ``index``-th (shard, batch) file of ``tasks`` (an engine task: picklable)."""
+    shard, batch = tasks[index]
+    return filter_shard(shard, batch=batch, **kwargs)  # type: ignore[arg-type]
+
+
+def filter_new_batches(
+    corpus: CorpusProject, config: CorpusConfig, names: list[str], staging: Path
+) -> dict[str, FilterSummary]:
+    """Filter every shard file of the raw batches ``names`` into ``staging``; their findings."""
+    tasks = tuple((shard, batch_key(n)) for n in names for shard in range(config.num_shards))
+    task = partial(
+        filter_batch_task,
+        tasks=tasks,
+        upstream=corpus.stage_dir(RAW_DOCUMENTS),
+        staging=staging,
+        config=resolved_filters(corpus, config),
+        seed=config.seed,
+    )
+    summaries = corpus.engine(config).map_shards(task, range(len(tasks)))
+    return {
+        name: merged([s for s in summaries if s.batch == batch_key(name)], batch_key(name))
+        for name in names
+    }
+
+
 @stage_asset(
     FILTERED_DOCUMENTS_CHECKS,
     deps=[RAW_DOCUMENTS],
     group_name="filtering",
+    partitions_def=RAW_BATCHES,
     kinds={"parquet", "dvc"},
     description="Rows kept by the PII, Gopher quality and repetition, C4, URL, code, blocklist, "
     "domain and language filters; removed rows with the first failing filter, its score and "
-    "threshold (and every filter they failed) under removed/.",
+    "threshold (and every filter they failed) under removed/. Partitioned by raw batch like "
+    "raw_documents, whose batches it always holds.",
 )
-def filtered_documents(corpus: CorpusProject) -> StageOutput:
+def filtered_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
-    task = partial(
-        filter_shard,
-        upstream=corpus.stage_dir(RAW_DOCUMENTS),
-        config=resolved_filters(corpus, config),
-        seed=config.seed,
-    )
+    raw = read_manifest(corpus.stage_dir(RAW_DOCUMENTS))["batches"]
+    blocklist = fingerprint(sorted(load_blocklist(resolved_filters(corpus, config).blocklist)))
+    published = published_batches(
+        corpus, FILTERED_DOCUMENTS, config, FILTER_SETTINGS, "filtering",
+        {BLOCKLIST_DIGEST: blocklist},
+    )  # fmt: skip
+    kept = [n for n in raw if published.batches.get(n) == raw[n]["sha256"]]
     with candidate_folder(corpus.stage_dir(FILTERED_DOCUMENTS)) as staging:
-        summaries = corpus.engine(config).map_shards(
-            partial(task, staging=staging), range(config.num_shards)
-        )
-        removed, would_fail, replaced = Counter(), Counter(), Counter()
-        for s in summaries:
-            removed.update(s.removed_by)
-            would_fail.update(s.would_fail)
-            replaced.update(s.replacements)
+        new = [n for n in raw if n not in kept]
+        found = filter_new_batches(corpus, config, new, staging)
+        for name in new:
+            write_summary(staging, found[name], raw[name]["sha256"])
+        for name, key in ((n, batch_key(n)) for n in kept):
+            for shard in range(config.num_shards):
+                link_batch(published.folder, staging, shard, key)
+                link_batch(published.folder / "removed", staging / "removed", shard, key)
+            summary_path(staging, key).parent.mkdir(parents=True, exist_ok=True)
+            summary_path(staging, key).hardlink_to(summary_path(published.folder, key))
+            found[name] = from_record(read_summary(published.folder, key), key)
+        total = merged(found[name] for name in sorted(raw))
         counts = {
-            "rows_in": sum(s.rows_in for s in summaries),
-            "rows": sum(s.kept for s in summaries),
-            "removed_by_filter": dict(sorted(removed.items())),
-            "would_fail_by_filter": dict(sorted(would_fail.items())),
-            "replacements": dict(sorted(replaced.items())),
+            "rows_in": total.rows_in,
+            "rows": total.kept,
+            "removed_by_filter": dict(sorted(total.removed_by.items())),
+            "would_fail_by_filter": dict(sorted(total.would_fail.items())),
+            "replacements": dict(sorted(total.replacements.items())),
         }
-        write_json(counts, staging / MANIFEST)
+        batches = {name: raw[name]["sha256"] for name in sorted(raw)}
+        write_json({**counts, "batches": batches}, staging / MANIFEST)
+    context.log.info(f"raw batches: {len(new)} filtered, {len(kept)} kept as published")
+    counts |= {"batches_filtered": len(new), "batches_kept": len(kept), BLOCKLIST_DIGEST: blocklist}
+    counts[BATCH_CODE] = stage_code_version("filtering")
     extra = {
         "funnel": dg.MetadataValue.md(
-            funnel_markdown(counts["rows_in"], removed, would_fail, replaced)
+            funnel_markdown(total.rows_in, total.removed_by, total.would_fail, total.replacements)
         ),
-        "funnel_chart": dg.MetadataValue.md(funnel_chart(counts["rows_in"], removed)),
-        "samples": dg.MetadataValue.md(samples_markdown(merged_samples(summaries))),
+        "funnel_chart": dg.MetadataValue.md(funnel_chart(total.rows_in, total.removed_by)),
+        "samples": dg.MetadataValue.md(samples_markdown(merged_samples(list(found.values())))),
     }
     yield from publish(corpus, config, FILTERED_DOCUMENTS_CHECKS, counts, extra)

@@ -1,17 +1,36 @@
-"""raw_documents: raw files normalized to the canonical schema, sharded by doc_id."""
+"""raw_documents: raw files normalized to the canonical schema, sharded by doc_id and kept
+batch by batch (one raw file, one batch; a batch's files are never rewritten)."""
 
 import shutil
 from functools import partial
+from pathlib import Path
 
 import dagster as dg
 
-from corpus_platform.base.names import RAW_DOCUMENTS
+from corpus_platform.base.names import RAW_DOCUMENTS, batch_key
 from corpus_platform.base.shards import MANIFEST, write_json
+from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.batches import (
+    BATCH_CODE,
+    RAW_BATCHES,
+    PublishedBatches,
+    link_batch,
+    published_batches,
+    requested_batches,
+)
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.ingest.checks import RAW_DOCUMENTS_CHECKS
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.ingest.batches import (
+    BatchPlan,
+    batch_record,
+    file_sha256,
+    plan_batches,
+    summary_of,
+)
 from corpus_platform.kernels.ingest.canonical import (
+    FileSummary,
     assemble_shard,
     canonical_schema,
     ingest_counts,
@@ -19,36 +38,89 @@ from corpus_platform.kernels.ingest.canonical import (
 )
 from corpus_platform.kernels.ingest.readers import list_input_files
 from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.provenance import stage_code_version
 from corpus_platform.store.registry import RAW_INPUT
+
+# The settings a published batch was read with; a change reads every batch again.
+INGEST_SETTINGS: dict[str, tuple[str, ...]] = {
+    "input": (),
+    "num_shards": (),
+    "seed": (),
+    "licenses": (),
+}
+
+
+def read_new_batches(
+    corpus: CorpusProject, config: CorpusConfig, files: list[Path], plan: BatchPlan, staging: Path
+) -> dict[str, FileSummary]:
+    """Canonicalize the plan's new raw files into their batch files under ``staging``; what
+    reading each one found, by name."""
+    root, engine = corpus.raw_dir(config), corpus.engine(config)
+    indices = [plan.names.index(name) for name in plan.new]
+    spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
+    summaries = engine.map_shards(spill, indices)
+    assemble = partial(
+        assemble_shard,
+        staging=staging,
+        schema=canonical_schema(config.input.features, config.records_licences),
+        batches=tuple((i, batch_key(plan.names[i])) for i in indices),
+    )
+    engine.map_shards(assemble, range(config.num_shards))
+    shutil.rmtree(staging / "_spill", ignore_errors=True)
+    return dict(zip(plan.new, summaries, strict=True))
+
+
+def batch_files(
+    files: list[Path], root: Path, published: PublishedBatches, context: dg.AssetExecutionContext
+) -> tuple[list[Path], list[str]]:
+    """The raw files this run's stage holds: the run's partitions (every file, for a run
+    without partitions) and every published batch; and the names of the files left for later."""
+    requested = requested_batches(context)
+    chosen, waiting = [], []
+    for file in files:
+        name = file.relative_to(root).as_posix()
+        take = requested is None or name in requested or name in published.batches
+        (chosen if take else waiting).append(file if take else name)
+    return chosen, waiting
 
 
 @stage_asset(
     RAW_DOCUMENTS_CHECKS,
     group_name="ingest",
+    partitions_def=RAW_BATCHES,
     kinds={"parquet", "dvc"},
     description="Raw jsonl / jsonl.gz / parquet / csv files mapped to the canonical schema, "
-    "with a content hash and the raw file and row of every document.",
+    "with a content hash and the raw file and row of every document. Each raw file is a batch: "
+    "a rebuild reads only new files and keeps every published batch's files as they are. "
+    "Partitioned by raw batch (one partition per raw file).",
 )
 def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     root = corpus.raw_dir(config)
-    files = list_input_files(root)
-    engine = corpus.engine(config)
+    published = published_batches(corpus, RAW_DOCUMENTS, config, INGEST_SETTINGS, "ingest")
+    files, waiting = batch_files(list_input_files(root), root, published, context)
+    if waiting:
+        context.log.info(f"{len(waiting)} raw files not in this run's partitions: {waiting[:10]}")
+    names = [f.relative_to(root).as_posix() for f in files]
+    digests = {name: file_sha256(f) for name, f in zip(names, files, strict=True)}
+    plan = plan_batches(names, digests, published.batches, corpus.reingest, published.snapshot)
     with candidate_folder(corpus.stage_dir(RAW_DOCUMENTS)) as staging:
-        spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
-        summaries = engine.map_shards(spill, range(len(files)))
-        assemble = partial(
-            assemble_shard,
-            staging=staging,
-            schema=canonical_schema(config.input.features, config.records_licences),
-        )
-        shards = engine.map_shards(assemble, range(config.num_shards))
-        shutil.rmtree(staging / "_spill", ignore_errors=True)
-        counts = ingest_counts([f.relative_to(root).as_posix() for f in files], summaries)
+        summaries = read_new_batches(corpus, config, files, plan, staging)
+        for name in plan.kept:
+            summaries[name] = summary_of(published.batches[name])
+            for shard in range(config.num_shards):
+                link_batch(published.folder, staging, shard, batch_key(name))
+        ordered = [summaries[name] for name in names]
+        counts = ingest_counts(names, ordered)
+        batches = {n: batch_record(digests[n], summaries[n]) for n in names}
         manifest = {"rows": counts["rows"], "rows_per_file": counts["rows_per_file"]}
-        write_json(manifest, staging / MANIFEST)
-    for empty in (s.shard for s in shards if s.rows == 0):
-        context.log.warning(f"shard {empty} of {RAW_DOCUMENTS} is empty")
+        write_json({**manifest, "batches": batches}, staging / MANIFEST)
+    counts |= {"batches_read": len(plan.new), "batches_kept": len(plan.kept)}
+    counts[BATCH_CODE] = stage_code_version("ingest")
+    context.log.info(
+        f"raw batches: {len(plan.new)} read, {len(plan.kept)} kept as published"
+        + (f", {len(plan.gone)} gone (raw file removed): {list(plan.gone)}" if plan.gone else "")
+    )
     if counts["replaced_chars"]:
         context.log.warning(
             f"{counts['replaced_chars']} undecodable bytes replaced with U+FFFD "

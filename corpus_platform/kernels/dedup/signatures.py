@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -129,17 +130,41 @@ def _sketch_batches(
         )
 
 
-def signature_shard(
-    shard: int, upstream: Path, scratch: Path, params: DedupParams, as_shard: int | None = None
-) -> int:
-    """Write one shard's exact keys, sketches, band keys and the positions of its sketched rows
-    (:func:`text_positions`) to ``scratch``; return rows signed.
+@dataclass(frozen=True)
+class SketchFiles:
+    """Where the sketch of one table goes: its exact keys, the positions of its sketched rows,
+    its sketches and its band keys (one file per band group)."""
 
-    ``as_shard``: the number the shard's scratch files (and band rows) carry, when several
-    folders are sketched into one scratch (the held-out neighbour search); ``shard`` by default.
-    """
-    table = read_shard(upstream, shard)
-    shard = shard if as_shard is None else as_shard
+    keys: Path
+    positions: Path
+    sketches: Path
+    bands: tuple[Path, ...]
+
+    @classmethod
+    def of_shard(cls, scratch: Path, shard: int, groups: int) -> SketchFiles:
+        """The scratch files of shard ``shard`` (what the later dedup steps read)."""
+        return cls(
+            part_path(scratch / "keys", shard),
+            part_path(scratch / "positions", shard),
+            part_path(scratch / "sketches", shard),
+            tuple(part_path(scratch / "bands" / f"group-{g}", shard) for g in range(groups)),
+        )
+
+    @classmethod
+    def in_folder(cls, folder: Path, groups: int) -> SketchFiles:
+        """The files of one table's sketch kept in a folder of its own."""
+        return cls(
+            folder / "keys.parquet",
+            folder / "positions.parquet",
+            folder / "sketches.parquet",
+            tuple(folder / f"bands-{g}.parquet" for g in range(groups)),
+        )
+
+
+def sketch_table(table: pa.Table, number: int, params: DedupParams, out: SketchFiles) -> int:
+    """Write the exact keys, the positions of the sketched rows (:func:`text_positions`), the
+    sketches and the band keys of ``table`` to ``out``; band rows name their document by
+    ``number << 32 | position``. Returns the rows sketched."""
     normalized = normalized_texts(table, params)
     keyed = pa.table(
         {
@@ -149,19 +174,28 @@ def signature_shard(
             "quality_score": _quality(table),
         }
     )
-    write_parquet(
-        keyed.filter(pc.is_valid(keyed.column("key"))), part_path(scratch / "keys", shard)
-    )
+    write_parquet(keyed.filter(pc.is_valid(keyed.column("key"))), out.keys)
     table = table.filter(pc.is_valid(table.column("text")))
-    write_parquet(text_positions(table), part_path(scratch / "positions", shard))
+    write_parquet(text_positions(table), out.positions)
     band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
     with_text = [text for text in normalized if text is not None]
-    sketches = _sketch_batches(table, with_text, shard, params, band_rows)
-    signed = write_batches(
-        sketches, SKETCH_SCHEMA, part_path(scratch / "sketches", shard), **HASH_FILE_OPTIONS
-    )
-    for number, tables in enumerate(band_rows):
+    sketches = _sketch_batches(table, with_text, number, params, band_rows)
+    signed = write_batches(sketches, SKETCH_SCHEMA, out.sketches, **HASH_FILE_OPTIONS)
+    for path, tables in zip(out.bands, band_rows, strict=True):
         band_table = pa.concat_tables(tables) if tables else BAND_SCHEMA.empty_table()
-        path = part_path(scratch / "bands" / f"group-{number}", shard)
         write_parquet(band_table, path, **HASH_FILE_OPTIONS)
     return signed
+
+
+def signature_shard(
+    shard: int, upstream: Path, scratch: Path, params: DedupParams, as_shard: int | None = None
+) -> int:
+    """Write one shard's exact keys, sketches, band keys and the positions of its sketched rows
+    (:func:`text_positions`) to ``scratch``; return rows signed.
+
+    ``as_shard``: the number the shard's scratch files (and band rows) carry, when several
+    folders are sketched into one scratch (the held-out neighbour search); ``shard`` by default.
+    """
+    number = shard if as_shard is None else as_shard
+    out = SketchFiles.of_shard(scratch, number, len(params.band_groups()))
+    return sketch_table(read_shard(upstream, shard), number, params, out)

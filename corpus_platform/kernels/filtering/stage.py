@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import content_hash, unit_interval
 from corpus_platform.base.redact import redact_text
-from corpus_platform.base.shards import part_path, read_shard, write_parquet
+from corpus_platform.base.shards import batch_part_path, part_path, read_parquet, write_parquet
 from corpus_platform.config import FilterConfig
 from corpus_platform.kernels.filtering import langid
 from corpus_platform.kernels.filtering.filters import (
@@ -52,6 +52,7 @@ class FilterSummary:
 
     shard: int
     rows_in: int = 0
+    batch: str | None = None
     kept: int = 0
     removed_by: Counter[str] = field(default_factory=Counter)
     would_fail: Counter[str] = field(default_factory=Counter)
@@ -104,11 +105,20 @@ def _edit_texts(
 
 
 def filter_shard(
-    shard: int, upstream: Path, staging: Path, config: FilterConfig, seed: int
+    shard: int,
+    upstream: Path,
+    staging: Path,
+    config: FilterConfig,
+    seed: int,
+    batch: str | None = None,
 ) -> FilterSummary:
-    """Filter one shard: kept rows to ``part-N``, removed rows with reasons to ``removed/``."""
-    table = read_shard(upstream, shard)
-    summary = FilterSummary(shard=shard, rows_in=len(table))
+    """Filter one shard, or one raw batch's file of it (``batch``): kept rows to ``part-N``
+    (``part-N/<batch>``), removed rows with reasons to the same place under ``removed/``."""
+    source = (
+        part_path(upstream, shard) if batch is None else batch_part_path(upstream, shard, batch)
+    )
+    table = read_parquet(source)
+    summary = FilterSummary(shard=shard, rows_in=len(table), batch=batch)
     sources = table.column("source").to_pylist()
     urls = table.column("url").to_pylist() if "url" in table.column_names else [None] * len(table)
     texts, pii_failures, edits = _edit_texts(table.column("text").to_pylist(), sources, config)
@@ -119,7 +129,7 @@ def filter_shard(
     replacements = [sorted(f"{kind}:{n}" for kind, n in row.items()) for row in edits]
     for row in edits:
         summary.replacements.update(row)
-    return _write(shard, table, staging, texts, verdicts, replacements, summary, seed)
+    return _write(table, staging, texts, verdicts, replacements, summary, seed)
 
 
 def _language_verdicts(
@@ -180,7 +190,6 @@ def _offer_samples(
 
 
 def _write(
-    shard: int,
     table: pa.Table,
     staging: Path,
     texts: list[str | None],
@@ -209,7 +218,7 @@ def _write(
     table = table.set_column(table.schema.get_field_index("content_hash"), "content_hash", hashes)
     table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
     table = table.append_column("quality_score", pa.array(verdicts.quality_scores(), pa.float64()))
-    write_parquet(table.filter(keep), part_path(staging, shard))
+    write_parquet(table.filter(keep), _out(staging, summary.shard, summary.batch))
     removed = table
     for spec, values in zip(
         REMOVED_FIELDS,
@@ -222,5 +231,12 @@ def _write(
         strict=True,
     ):
         removed = removed.append_column(spec, pa.array(values, spec.type))
-    write_parquet(removed.filter(pc.invert(keep)), part_path(staging / "removed", shard))
+    write_parquet(
+        removed.filter(pc.invert(keep)), _out(staging / "removed", summary.shard, summary.batch)
+    )
     return summary
+
+
+def _out(folder: Path, shard: int, batch: str | None) -> Path:
+    """A shard's file, or one raw batch's file of it."""
+    return part_path(folder, shard) if batch is None else batch_part_path(folder, shard, batch)

@@ -94,12 +94,12 @@ class ShardVerdicts:
         counts = np.array([len(p) for p in self.pii], dtype=np.int64)
         domains = self.matrix.domains
         total += [d.headroom if d is not None else 0.0 for d in domains]
-        counts += [d is not None for d in domains]
+        counts += np.array([d is not None for d in domains], dtype=np.int64)
         for column in self.matrix.headrooms().T:
             total += column
         counts += self.matrix.applies.sum(axis=1)
         total += [v.headroom if v is not None else 0.0 for v in self.language]
-        counts += [v is not None for v in self.language]
+        counts += np.array([v is not None for v in self.language], dtype=np.int64)
         return [
             round(t / n, 6) if n else 1.0
             for t, n in zip(total.tolist(), counts.tolist(), strict=True)

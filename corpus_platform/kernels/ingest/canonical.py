@@ -4,8 +4,9 @@ Two passes keep memory bounded by a batch and a shard, not the corpus:
 
 1. :func:`spill_file` streams one input file batch by batch, canonicalizes each batch and
    appends its rows to per-shard spill files.
-2. :func:`assemble_shard` reads one shard's spill files, orders the rows by ``doc_id`` and
-   writes the shard. Equal inputs give equal shards whatever the order work was done in.
+2. :func:`assemble_shard` reads one shard's spill files and writes, per input file (a raw
+   batch), that batch's file of the shard, rows ordered by ``doc_id``. Equal inputs give equal
+   shards whatever the order work was done in; a batch's files never change once written.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import pyarrow.compute as pc
 from corpus_platform.base.hashing import content_hash, shard_of
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
+    batch_part_path,
     iter_shards,
-    part_path,
     read_parquet,
     write_parquet,
 )
@@ -298,16 +299,23 @@ class ShardSummary:
     rows: int
 
 
-def assemble_shard(shard: int, staging: Path, schema: pa.Schema) -> ShardSummary:
-    """Merge one shard's spill files, order by ``doc_id`` and write ``part-XXXXX.parquet``."""
+def assemble_shard(
+    shard: int, staging: Path, schema: pa.Schema, batches: tuple[tuple[int, str], ...]
+) -> ShardSummary:
+    """Write one shard's file of every new batch (``part-N.parquet/<batch>.parquet``, present
+    even when empty) from its spill files, rows ordered by ``doc_id``. ``batches`` pairs the
+    input file index the spill files are named by with its batch key. Equal inputs give equal
+    files whatever the order work was done in."""
     folder = spill_dir(staging, shard)
-    pieces = [read_parquet(p) for p in sorted(folder.glob("*.parquet"))] if folder.is_dir() else []
-    table = pa.concat_tables(pieces) if pieces else schema.empty_table()
-    table = table.sort_by(
-        [("doc_id", "ascending"), ("raw_file", "ascending"), ("raw_row", "ascending")]
-    )
-    write_parquet(table, part_path(staging, shard))
-    return ShardSummary(shard=shard, rows=len(table))
+    rows = 0
+    for file_index, key in batches:
+        spilled = sorted(folder.glob(f"{file_index:05d}-*.parquet")) if folder.is_dir() else []
+        pieces = [read_parquet(p) for p in spilled]
+        table = pa.concat_tables(pieces) if pieces else schema.empty_table()
+        table = table.sort_by([("doc_id", "ascending"), ("raw_row", "ascending")])
+        write_parquet(table, batch_part_path(staging, shard, key))
+        rows += len(table)
+    return ShardSummary(shard=shard, rows=rows)
 
 
 def repeated_ids(folder: Path, num_shards: int) -> tuple[int, list[str]]:

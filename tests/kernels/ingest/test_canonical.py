@@ -8,7 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_platform.base.shards import read_shard
+from corpus_platform.base.names import batch_key
+from corpus_platform.base.shards import batch_part_path, read_parquet, read_shard
 from corpus_platform.config import parse_config
 from corpus_platform.kernels.ingest.canonical import (
     assemble_shard,
@@ -71,8 +72,9 @@ def ingest(root: Path, staging: Path, cfg) -> list:
     files = list_input_files(root)
     for index in range(len(files)):
         spill_file(index, files, root, cfg, staging)
+    batches = tuple((i, batch_key(f.relative_to(root).as_posix())) for i, f in enumerate(files))
     return [
-        assemble_shard(s, staging, canonical_schema(cfg.input.features))
+        assemble_shard(s, staging, canonical_schema(cfg.input.features), batches)
         for s in range(cfg.num_shards)
     ]
 
@@ -97,11 +99,18 @@ def test_shards_are_sorted_and_identical_on_rerun(tmp_path: Path) -> None:
     write_all_formats(tmp_path / "raw")
     ingest(tmp_path / "raw", tmp_path / "one", config())
     ingest(tmp_path / "raw", tmp_path / "two", config())
-    for shard in range(2):
-        one = (tmp_path / "one" / f"part-{shard:05d}.parquet").read_bytes()
-        assert one == (tmp_path / "two" / f"part-{shard:05d}.parquet").read_bytes()
-        ids = read_shard(tmp_path / "one", shard).column("doc_id").to_pylist()
-        assert ids == sorted(ids)
+    names = ["a.jsonl", "b.jsonl.gz", "c.parquet", "d.csv"]
+    for shard in range(2):  # one file per raw batch in every shard, even an empty one
+        for name in names:
+            one = batch_part_path(tmp_path / "one", shard, batch_key(name))
+            assert (
+                one.read_bytes()
+                == batch_part_path(tmp_path / "two", shard, batch_key(name)).read_bytes()
+            )
+            ids = read_parquet(one).column("doc_id").to_pylist()
+            assert ids == sorted(ids)
+        files = sorted(p.name for p in (tmp_path / "one" / f"part-{shard:05d}.parquet").iterdir())
+        assert files == sorted(f"{batch_key(n)}.parquet" for n in names)
 
 
 def test_duplicate_ids_are_reported(tmp_path: Path) -> None:
