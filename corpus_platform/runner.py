@@ -104,9 +104,32 @@ class BuildReport:
             lines.append(f"Dagster's full log of this build: {self.log_file}")
         return "\n".join(lines)
 
+    def _builds(self) -> list[str]:
+        """What an append did per stage: batches read, generations appended, stages built from
+        scratch and why (nothing for a first build)."""
+        meta, parts = self.materialized, []
+        raw = meta.get("raw_documents", {})
+        if raw.get("batches_kept"):
+            total = raw["batches_read"] + raw["batches_kept"]
+            parts.append(f"raw_documents read {raw['batches_read']} of {total} raw batches")
+        builds = {s: m["build"] for s, m in meta.items() if isinstance(m.get("build"), dict)}
+        appended = [
+            f"{stage} (generation {b['generation']})"
+            for stage, b in builds.items()
+            if b["kind"] == "append"
+        ]
+        if appended:
+            parts.append("appended: " + ", ".join(appended))
+        rebuilt = [
+            f"{s} from scratch ({b['reason']})"
+            for s, b in builds.items()
+            if b["kind"] != "append" and b["reason"] != "a first build"
+        ]
+        return [f"builds: {'; '.join(parts + rebuilt)}"] if parts or rebuilt else []
+
     def _details(self) -> list[str]:
         meta = self.materialized
-        out = []
+        out = self._builds()
         if "filtered_documents" in meta:
             removed = meta["filtered_documents"].get("removed_by_filter", {})
             out.append(

@@ -34,6 +34,7 @@ STATISTICS_FILE = "statistics.json"  # inside fitted_statistics/
 EPOCH_MOVES = "epoch_moves/moved_into_train.parquet"
 # inside training_shards/: the shard list the loader reads (name, format, samples, bytes, md5)
 SHARDS_MANIFEST = "manifest.json"
+BATCH_DIGESTS = "batch_digests"  # filtered_documents' manifest: raw batch -> digest of its files
 WEBDATASET = "webdataset"  # shard formats named in it
 PARQUET = "parquet"
 

@@ -139,12 +139,23 @@ def read_all_shards(folder: Path, num_shards: int) -> pa.Table:
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """Read one Parquet file, or a shard folder as its batch files concatenated in name order;
-    a missing file is an error that names it."""
+    """Read one Parquet file, or a shard folder as its batch or generation files concatenated in
+    name order (a column only later files have is null in the earlier ones); a missing file is
+    an error that names it."""
     files = shard_files(path)
     if len(files) == 1:
         return pq.read_table(files[0], columns=columns)
-    return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
+    tables = [pq.read_table(f, columns=_present(f, columns)) for f in files]
+    table = pa.concat_tables(tables, promote_options="default")  # a later file may add columns
+    return table.select(columns) if columns is not None else table
+
+
+def _present(path: Path, columns: list[str] | None) -> list[str] | None:
+    """The ``columns`` that the file at ``path`` holds (all of them when None)."""
+    if columns is None:
+        return None
+    names = set(pq.read_schema(path).names)
+    return [c for c in columns if c in names]
 
 
 def read_shard(folder: Path, shard: int, columns: list[str] | None = None) -> pa.Table:

@@ -24,6 +24,8 @@ class MixConfig(BaseModel):
     ``n_i ** (1 / temperature)`` (n_i its available units); ``temperature`` is refused next to
     explicit proportions. ``max_epochs`` (a number for every source, or ``{source: number}``)
     caps how often a source's units may be repeated (epochs = units drawn / units available).
+    Within one ``epoch`` the rates are kept: an append draws its new rows at the published
+    rates and leaves every published draw; raising ``epoch`` redraws the whole mix.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -36,6 +38,7 @@ class MixConfig(BaseModel):
     total_tokens: Annotated[int, Field(gt=0)] | None = None
     max_epochs: float | dict[str, float] | None = None
     tolerance: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.02
+    epoch: Annotated[int, Field(ge=0)] = 0
 
     @field_validator("proportions")
     @classmethod

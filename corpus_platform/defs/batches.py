@@ -12,14 +12,12 @@ a partitioned one without a partition range).
 Both stages keep every raw batch in files of their own. A build takes a published batch's files
 as they are (hard-linked, so they stay byte-identical) when the published snapshot was built with
 the same settings and the same code of the stage's family; otherwise every batch is built again.
-The stage records its family's code digest in its counts (``batch_code``) so the next build can
+The stage records its family's code digest in its counts (``stage_code``) so the next build can
 tell.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,15 +25,16 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.base.generations import link_file
 from corpus_platform.base.shards import batch_part_path, read_manifest
 from corpus_platform.config import CorpusConfig
+from corpus_platform.defs.generations import STAGE_CODE
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest.readers import list_input_files
 from corpus_platform.store.provenance import stage_code_version
 from corpus_platform.store.registry import find_snapshot
 from corpus_platform.store.snapshots import current_snapshot
 
-BATCH_CODE = "batch_code"
 RAW_BATCHES = dg.DynamicPartitionsDefinition(name="raw_batches")
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
@@ -105,7 +104,7 @@ def published_batches(
     if folder is None or snapshot is None:
         return PublishedBatches()
     counts = find_snapshot(corpus.root_path, snapshot).get("counts", {})
-    expected = {BATCH_CODE: stage_code_version(family), **(recorded or {})}
+    expected = {STAGE_CODE: stage_code_version(family), **(recorded or {})}
     if any(counts.get(key) != value for key, value in expected.items()):
         return PublishedBatches()
     batches = read_manifest(folder).get("batches") or {}
@@ -113,12 +112,5 @@ def published_batches(
 
 
 def link_batch(published: Path, staging: Path, shard: int, key: str) -> None:
-    """Take a published batch file into a candidate folder unchanged: a hard link where the
-    filesystem allows (DVC's cache files are read-only, so neither side can change), else a
-    copy."""
-    source, target = batch_part_path(published, shard, key), batch_part_path(staging, shard, key)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
+    """Take a published batch file into a candidate folder unchanged (hard-linked)."""
+    link_file(batch_part_path(published, shard, key), batch_part_path(staging, shard, key))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from corpus_platform.base.generations import file_md5
 from corpus_platform.base.names import TRAINING_MIX
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.sharding.card import (
@@ -18,7 +19,6 @@ from corpus_platform.kernels.sharding.card import (
     render_card,
     write_charts,
 )
-from corpus_platform.kernels.sharding.shards import file_md5
 from corpus_platform.store.registry import (
     STATUS_LABELS,
     chain,
@@ -32,8 +32,14 @@ from corpus_platform.store.snapshots import current_snapshot
 DEFAULT_NAME = "corpus_platform training mix"
 
 
-def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = None) -> CardFacts:
-    """The facts of the card of the training mix ``mix_snapshot`` (and its ``shards`` totals).
+def card_facts(
+    root: Path,
+    mix_snapshot: str,
+    shards: dict[str, Any] | None = None,
+    generations: list[dict[str, Any]] | None = None,
+) -> CardFacts:
+    """The facts of the card of the training mix ``mix_snapshot`` (and its ``shards`` totals
+    and ``generations``).
 
     The card's name is the config's ``annotations.dataset_name`` when set."""
     entry = find_snapshot(root, mix_snapshot)
@@ -62,6 +68,7 @@ def card_facts(root: Path, mix_snapshot: str, shards: dict[str, Any] | None = No
         config=config,
         raw_snapshot=raw_snapshot(records),
         shards=dict(shards or {}),
+        generations=tuple(generations or ()),
     )
 
 
@@ -87,14 +94,20 @@ def load_lines(folder: str) -> list[str]:
     ]
 
 
-def write_dataset_card(corpus: CorpusProject, folder: Path, shards: dict[str, Any]) -> str:
+def write_dataset_card(
+    corpus: CorpusProject,
+    folder: Path,
+    shards: dict[str, Any],
+    generations: list[dict[str, Any]] | None = None,
+) -> str:
     """Write the card of the published training mix (``README.md`` and its charts) into the
-    shards' candidate ``folder``; return its body for the UI."""
+    shards' candidate ``folder``, with the shards' totals and generations; return its body for
+    the UI."""
     root = corpus.root_path
     mix = current_snapshot(root, corpus.stage_dir(TRAINING_MIX))
     if mix is None:
         raise FileNotFoundError(f"{corpus.stage_dir(TRAINING_MIX)}: no published training mix")
-    facts = card_facts(root, mix, shards)
+    facts = card_facts(root, mix, shards, generations)
     card = render_card(facts, load_lines(""))
     (folder / CARD_FILE).write_text(card, encoding="utf-8")
     write_charts(facts, folder)

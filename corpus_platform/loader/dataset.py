@@ -14,6 +14,16 @@ with the next position of the same global order: nothing lost, nothing read twic
 approach of MosaicML streaming). The shuffle buffer is a block of the global order, permuted by
 the seed, the epoch and the block's index, so no buffer contents need saving.
 
+Generations. A folder grown by appends lists its generations in the manifest (``generations``:
+each with the numbers of its shards; a manifest without them is one generation 0 holding every
+shard). The epoch's order is each generation's own order laid end to end
+(:class:`~corpus_platform.loader.order.GenerationalOrder`), so an append only adds positions
+after the old ones. The state records each generation's fingerprint (number, samples, MD5 of
+its Parquet entries), and a state whose generations are a prefix of the dataset's resumes on
+it: the rest of the old generations' part of the epoch, then the new generations. A state of
+rebuilt shards (generations not a prefix) or of another seed, shuffle or shuffle block is
+refused. States of version 1 (before generations) resume on the unchanged shards only.
+
 With torch installed the dataset is a ``torch.utils.data.IterableDataset`` and reads the
 DataLoader worker from ``torch.utils.data.get_worker_info()``; without torch it is a plain
 iterable and the worker comes from ``worker_id`` / ``num_workers`` (or the environment
@@ -35,8 +45,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST
-from corpus_platform.loader.order import Consumer, EpochOrder
+from corpus_platform.base.names import SHARDS_MANIFEST
+from corpus_platform.loader.generations import (
+    describe_fingerprint,
+    fingerprint_key,
+    manifest_generations,
+)
+from corpus_platform.loader.order import Consumer, GenerationalOrder
 
 try:  # torch is optional: the loader works without it
     from torch.utils.data import IterableDataset as _Base
@@ -45,7 +60,7 @@ except ImportError:
     _Base = object  # type: ignore[assignment,misc]
     _torch_worker_info = None
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: records the generations; 1 (no generations) still loads, unchanged shards
 OPEN_FILES = 8  # shards a reader keeps open (a block spans one or two)
 TO_PYTHON_ROWS = 256  # rows made into Python dicts at a time
 ROW_GROUP_HINT = 1024  # rows per row group of training_shards' Parquet files
@@ -95,10 +110,8 @@ class ShardDataset(_Base):  # type: ignore[misc,valid-type]
         with self.fs.open(self._path(SHARDS_MANIFEST), "rb") as handle:
             raw = handle.read()
         self.dataset_md5 = hashlib.md5(raw, usedforsecurity=False).hexdigest()
-        entries = sorted(
-            (e for e in json.loads(raw)["shards"] if e["format"] == PARQUET),
-            key=lambda e: e["shard"],
-        )
+        self.generations = manifest_generations(json.loads(raw))
+        entries = [e for generation in self.generations for e in generation.entries]
         self.names = tuple(e["name"] for e in entries)
         self.sizes = tuple(int(e["samples"]) for e in entries)
         self.file_bytes = tuple(int(e["bytes"]) for e in entries)
@@ -119,10 +132,11 @@ class ShardDataset(_Base):  # type: ignore[misc,valid-type]
         """The epoch being read (or the next to be read)."""
         return self._epoch
 
-    def order(self, epoch: int) -> EpochOrder:
-        """The global order of ``epoch``."""
-        return EpochOrder(
-            self.names, self.sizes, self.seed, epoch, self.shuffle_block, self.shuffle
+    def order(self, epoch: int) -> GenerationalOrder:
+        """The global order of ``epoch``: each generation's, one after the other."""
+        counts = tuple(len(g.entries) for g in self.generations)
+        return GenerationalOrder(
+            self.names, self.sizes, counts, self.seed, epoch, self.shuffle_block, self.shuffle
         )
 
     def set_epoch(self, epoch: int) -> None:
@@ -163,6 +177,14 @@ class ShardDataset(_Base):  # type: ignore[misc,valid-type]
     def state_dict(self, consumed: int | None = None) -> dict[str, Any]:
         """Where the epoch stands: the global samples consumed by all ranks together.
 
+        The state holds ``version``, ``epoch``, ``samples_seen`` (global positions of the epoch
+        consumed), the order's ``seed``, ``shuffle`` and ``shuffle_block``, the dataset's
+        ``num_samples`` and ``dataset_md5`` (the MD5 of its manifest; informational from
+        version 2 on) and ``generations``, each generation's :meth:`Generation.fingerprint`.
+        A state that has consumed the whole epoch without the pass ending (saved at its last
+        step) keeps the epoch: if shards are appended before it is loaded, the new generations'
+        part of that epoch is still read; without an append, loading moves to the next epoch.
+
         Args:
             consumed: Samples this rank consumed since the current pass began (every rank the
                 same: ``steps * batch_size`` in data-parallel training). Needed with DataLoader
@@ -172,37 +194,96 @@ class ShardDataset(_Base):  # type: ignore[misc,valid-type]
         if consumed is None and self._worker()[1] > 1:
             raise ValueError("with several workers, pass consumed= (samples this rank consumed)")
         seen = self._samples_seen(self._consumed if consumed is None else consumed)
-        epoch = self._epoch
-        if self.num_samples and seen >= self.num_samples:
-            epoch, seen = epoch + 1, 0
         return {
             "version": STATE_VERSION,
-            "epoch": epoch,
+            "epoch": self._epoch,
             "samples_seen": seen,
             "seed": self.seed,
             "shuffle": self.shuffle,
             "shuffle_block": self.shuffle_block,
             "num_samples": self.num_samples,
             "dataset_md5": self.dataset_md5,
+            "generations": [g.fingerprint() for g in self.generations],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Go on from ``state`` (saved under any world size and worker count).
+        """Go on from ``state`` (saved under any world size and worker count, possibly before
+        generations were appended to these shards): the rest of the state's epoch, the state's
+        generations' part first, then the generations appended since. A state that consumed
+        every sample of its epoch on these shards moves on to the next epoch.
 
         Raises:
-            ValueError: when the state belongs to other shards or another order (seed, shuffle,
-                shuffle block), whose positions would mean other samples.
+            ValueError: when the state belongs to rebuilt shards (its generations are not a
+                prefix of this dataset's) or another order (seed, shuffle, shuffle block), whose
+                positions would mean other samples; or is a version 1 state of other shards.
         """
-        mine = self.state_dict(0)
+        refusals = self._order_refusals(state)
+        if state.get("version") == 1:
+            refusals += self._version1_refusals(state)
+        elif state.get("version") == STATE_VERSION:
+            refusals += self._generation_refusals(state)
+        else:
+            refusals = [
+                f"version {state.get('version')!r} (this loader reads 1 and {STATE_VERSION})"
+            ]
+        if refusals:
+            raise ValueError("cannot resume from this state: " + "; ".join(refusals))
+        epoch, seen = int(state["epoch"]), int(state["samples_seen"])
+        if self.num_samples and seen >= self.num_samples:  # nothing left of that epoch here
+            epoch, seen = epoch + 1, 0
+        self._epoch, self._start, self._consumed = epoch, seen, 0
+
+    def _order_refusals(self, state: dict[str, Any]) -> list[str]:
         differ = [
-            f"{k} {state.get(k)!r} (this dataset: {mine[k]!r})"
-            for k in ("version", "seed", "shuffle", "shuffle_block", "num_samples", "dataset_md5")
-            if state.get(k) != mine[k]
+            f"{k} {state.get(k)!r} (this dataset: {getattr(self, k)!r})"
+            for k in ("seed", "shuffle", "shuffle_block")
+            if state.get(k) != getattr(self, k)
         ]
-        if differ:
-            raise ValueError("cannot resume from this state: " + ", ".join(differ))
-        self._epoch, self._start, self._consumed = int(state["epoch"]), 0, 0
-        self._start = int(state["samples_seen"])
+        if not differ:
+            return []
+        fix = "make the dataset with the state's seed, shuffle and shuffle_block"
+        return [", ".join(differ) + f": another order, whose positions are other samples; {fix}"]
+
+    def _version1_refusals(self, state: dict[str, Any]) -> list[str]:
+        """A version 1 state names the whole manifest (its MD5): it resumes on those shards."""
+        differ = [
+            f"{k} {state.get(k)!r} (this dataset: {getattr(self, k)!r})"
+            for k in ("num_samples", "dataset_md5")
+            if state.get(k) != getattr(self, k)
+        ]
+        if not differ:
+            return []
+        return [
+            ", ".join(differ) + ": a version 1 state resumes only on the unchanged shards it was "
+            "saved on; load it on those (e.g. their DVC revision) and save state_dict() there, "
+            "which records their generations and resumes on these if they were appended to"
+        ]
+
+    def _generation_refusals(self, state: dict[str, Any]) -> list[str]:
+        """A state's generations must be this dataset's first ones, and its position in them."""
+        saved = [fingerprint_key(g) for g in state.get("generations") or []]
+        mine = [fingerprint_key(g.fingerprint()) for g in self.generations]
+        common = min(len(saved), len(mine))
+        differ = next((i for i in range(common) if saved[i] != mine[i]), None)
+        if differ is None and len(saved) <= len(mine):
+            total, seen = sum(s[1] for s in saved), state.get("samples_seen")
+            if isinstance(seen, int) and 0 <= seen <= total:
+                return []
+            return [f"samples_seen {seen!r} is not within the state's {total} samples"]
+        if differ is not None:
+            theirs, ours = describe_fingerprint(saved[differ]), describe_fingerprint(mine[differ])
+            what = f"{theirs} (this dataset: {ours})"
+            why = "these shards were rebuilt, not appended to"
+        else:
+            extra = describe_fingerprint(saved[len(mine)])
+            what = f"{extra} (not in this dataset, which has {len(mine)})"
+            why = "the state was saved after an append these shards do not have"
+        return [
+            f"its generations (saved on dataset_md5 {state.get('dataset_md5')!r}) are not a "
+            f"prefix of this dataset's: {what}. So {why}, and the state's positions would be "
+            "other samples; resume on the shards it was saved on (e.g. their DVC revision), or "
+            "start the epoch from its beginning without the state"
+        ]
 
     def _samples_seen(self, consumed: int) -> int:
         _, world = self._distributed()
@@ -232,7 +313,7 @@ class _ShardReader:
     """Reads given global positions of one epoch: opens shards as needed and keeps the row
     groups of the current block (and the block boundary's) decoded."""
 
-    def __init__(self, dataset: ShardDataset, order: EpochOrder) -> None:
+    def __init__(self, dataset: ShardDataset, order: GenerationalOrder) -> None:
         self.dataset, self.order = dataset, order
         self.files: OrderedDict[int, tuple[Any, pq.ParquetFile, np.ndarray]] = OrderedDict()
         self.groups: OrderedDict[tuple[int, int], pa.Table] = OrderedDict()

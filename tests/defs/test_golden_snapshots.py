@@ -2,23 +2,25 @@
 of commit eafa1cf (before the layering change of issue 16).
 
 A deliberate change of an output (a new default, a new column) updates these ids in the same
-commit, with the reason in its message and in docs/upgrading.md. The last one: raw_documents and
-filtered_documents keep every raw batch in files of their own (``part-N.parquet/<batch>.parquet``,
-the manifests list the batches and filtered_documents keeps each batch's findings under
-``_batches/``); every stage after them is byte for byte what it was.
+commit, with the reason in its message and in docs/upgrading.md. The last one: every stage
+after filtered_documents keeps its shards as folders of generation files
+(``part-N.parquet/g00000.parquet``, its side tables too) and its manifest lists its generations;
+deduplicated_documents keeps the band keys of every row under ``index/``; filtered_documents'
+manifest records each raw batch's digest, the mix its epoch's exact rates and the shards'
+manifest its generations; fitted_statistics is byte for byte what it was.
 """
 
 from corpus_platform.base.names import STAGES
 
 EXPECTED = {
     "raw_documents": "22db3609ec447d98fc3e19eb1a8f7b4a.dir",
-    "filtered_documents": "c5b469b8eb0c41ab88d844f5b46bea9a.dir",
-    "deduplicated_documents": "3ae4e657f111cbfc7425f8a070221dc9.dir",
-    "split_documents": "f16c0217313c1344b002fa5258f47455.dir",
+    "filtered_documents": "bbd1fa4df697c872225b658d8749b062.dir",
+    "deduplicated_documents": "06b560179b22c856ba9555d537765a6f.dir",
+    "split_documents": "5d22d38acb8008ed11656692e59d779a.dir",
     "fitted_statistics": "5c3276389e9be3607737603fa0a9c1c8.dir",
-    "normalized_splits": "dcc2c0ed198cddd2e7d6439ca8dea340.dir",
-    "training_mix": "5b4c3b84fc065f564c84c8f3f797369a.dir",
-    "training_shards": "d65020943de37f4b953608a1a887b766.dir",
+    "normalized_splits": "f183e54bd5d8e36272c014689447668f.dir",
+    "training_mix": "db494e3e97dc01f66efeda91d4cb481d.dir",
+    "training_shards": "f05c9a009499c1f9e9cb81c31fc08a0b.dir",
 }
 
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.names import SIMILAR_PAIRS
 from corpus_platform.base.shards import part_path, read_parquet, write_parquet
 from corpus_platform.defs.mixing.checks import (
@@ -51,7 +52,7 @@ def copy_project(source: Path, tmp_path: Path) -> Path:
 
 def locate(stage: Path, doc_id: str) -> tuple[str, Path]:
     for name in SPLITS:
-        for path in sorted((stage / name).glob("part-*.parquet")):
+        for path in sorted((stage / name).glob("part-*.parquet/*.parquet")):
             if doc_id in read_parquet(path, ["doc_id"]).column(0).to_pylist():
                 return name, path
     raise AssertionError(f"{doc_id} not found")
@@ -62,7 +63,7 @@ def move_row(stage: Path, doc_id: str, to_split: str) -> None:
     _, path = locate(stage, doc_id)
     table = read_parquet(path)
     is_row = pc.equal(table.column("doc_id"), doc_id)
-    target = stage / to_split / path.name
+    target = stage / to_split / path.parent.name / path.name
     moved = pa.concat_tables([read_parquet(target), table.filter(is_row)])
     write_parquet(table.filter(pc.invert(is_row)), path)
     write_parquet(moved.sort_by("doc_id"), target)
@@ -135,7 +136,7 @@ def test_statistics_must_be_fitted_on_the_current_train_split(built, tmp_path: P
 def test_refitted_split_is_caught(built, tmp_path: Path) -> None:
     root = copy_project(built[0], tmp_path)
     assert run_check(normalized_with_frozen_train_statistics, root).passed
-    path = part_path(root / "data" / "normalized_splits" / "test", 2)
+    path = generation_path(root / "data" / "normalized_splits" / "test", 2, 0)
     table = read_parquet(path)
     clicks = table.column("clicks")
     refit = pc.divide(pc.subtract(clicks, pc.mean(clicks)), pc.stddev(clicks))  # fitted on test
@@ -149,7 +150,7 @@ def test_asof_check_catches_a_future_value(built, tmp_path: Path) -> None:
     assert run_check(asof_features_causal, root).passed
     stage = root / "data" / "split_documents" / "train"
     for shard in range(8):  # plant a wrong value in every shard so the sample must meet one
-        path = part_path(stage, shard)
+        path = generation_path(stage, shard, 0)
         table = read_parquet(path)
         index = table.schema.get_field_index("author_posts_90d")
         values = [v + 1000.0 if v is not None else 1000.0 for v in table.column(index).to_pylist()]

@@ -13,6 +13,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from corpus_platform.audit import input_targets
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.names import (
     NORMALIZED_SPLITS,
     SHARDS_MANIFEST,
@@ -175,7 +176,7 @@ def test_outputs_are_byte_identical_with_one_and_two_workers(token_builds) -> No
 def rewrite(folder: Path, change) -> None:
     """Apply ``change`` (table -> table) to every shard of a published folder."""
     for shard in range(NUM_SHARDS):
-        path = part_path(folder, shard)
+        path = generation_path(folder, shard, 0)
         table = change(read_parquet(path))
         path.unlink()  # published files are links to DVC's cache: never write through them
         write_parquet(table, path)

@@ -16,6 +16,7 @@ from corpus_platform.base.names import (
     RAW_DOCUMENTS,
     batch_key,
 )
+from corpus_platform.base.shards import read_all_shards
 from corpus_platform.definitions import build_definitions
 from corpus_platform.defs.batches import RAW_BATCHES, raw_file_names, sync_raw_batches
 from corpus_platform.defs.resources import CorpusProject
@@ -80,8 +81,19 @@ def test_an_append_reads_only_the_new_batch_and_rewrites_no_published_file(
     scratch = build(fresh, assets=[*BATCH_STAGES, DEDUPLICATED_DOCUMENTS])
     assert scratch.ok, scratch.render()
     assert scratch.materialized[RAW_DOCUMENTS]["batches_read"] == 5
-    for stage in [*BATCH_STAGES, DEDUPLICATED_DOCUMENTS]:
+    for stage in BATCH_STAGES:
         assert tree_digest(fresh / "data" / stage) == tree_digest(built_copy / "data" / stage)
+    # dedup appended a generation where the fresh build wrote one: the same rows and clusters
+    assert dedup_rows(fresh) == dedup_rows(built_copy)
+    assert (
+        built_copy / "data" / DEDUPLICATED_DOCUMENTS / "part-00000.parquet" / "g00001.parquet"
+    ).is_file()
+
+
+def dedup_rows(root: Path) -> set[tuple[str, str]]:
+    """The (doc_id, cluster_id) of every row deduplicated_documents kept, every generation."""
+    table = read_all_shards(root / "data" / DEDUPLICATED_DOCUMENTS, 8)
+    return set(zip(table["doc_id"].to_pylist(), table["cluster_id"].to_pylist(), strict=True))
 
 
 def test_a_changed_raw_file_fails_naming_it_and_reingest_takes_it(built_copy: Path) -> None:

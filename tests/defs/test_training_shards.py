@@ -5,6 +5,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
+import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -13,8 +14,9 @@ from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_SHARDS
 from corpus_platform.base.shards import read_json
 from corpus_platform.kernels.sharding import shards as shard_kernels
 from corpus_platform.loader import ShardDataset
+from corpus_platform.runner import run_build
 from corpus_platform.store.registry import list_snapshots
-from tests.conftest import build, tree_digest
+from tests.conftest import tree_digest
 
 
 def test_the_sample_mix_is_sharded_and_read_back_by_the_loader(built) -> None:
@@ -84,8 +86,8 @@ def test_a_tampered_shard_fails_the_checks_and_leaves_data_as_it_was(
     else:
         explode = shard_kernels.explode_shard
 
-        def tampered_explode(shard: int, folder: Path, scratch: Path, seed: int):
-            sizes = explode(shard, folder=folder, scratch=scratch, seed=seed)
+        def tampered_explode(shard: int, folder: Path, scratch: Path, seed: int, **kwargs):
+            sizes = explode(shard, folder=folder, scratch=scratch, seed=seed, **kwargs)
             if shard != 0:
                 return sizes
             tamper_samples(scratch, shard, tamper)
@@ -96,7 +98,9 @@ def test_a_tampered_shard_fails_the_checks_and_leaves_data_as_it_was(
 
         monkeypatch.setattr(shard_kernels, "explode_shard", tampered_explode)
 
-    report = build(root, [TRAINING_SHARDS])
+    # --full: the shards are written again (an ordinary build keeps the published ones)
+    instance = dg.DagsterInstance.ephemeral()
+    report = run_build(root, instance=instance, assets=[TRAINING_SHARDS], full=True)
 
     assert not report.ok and TRAINING_SHARDS not in report.materialized
     verdicts = {c.name: c for c in report.checks if c.asset == TRAINING_SHARDS}

@@ -17,6 +17,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from dagster._core.instance.ref import InstanceRef
+from dagster._core.scheduler.instigation import (
+    InstigatorStatus,
+    InstigatorType,
+    ScheduleInstigatorData,
+)
 
 from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, TRAINING_SHARDS
 from corpus_platform.defs.batches import (
@@ -28,7 +33,7 @@ from corpus_platform.defs.batches import (
     sync_raw_batches,
 )
 from corpus_platform.defs.resources import CorpusProject
-from corpus_platform.defs.schedules import BUILD_JOB, RAW_SENSOR
+from corpus_platform.defs.schedules import BUILD_JOB, NIGHTLY_SCHEDULE, RAW_SENSOR
 from corpus_platform.store.lock import current_holder
 from corpus_platform.store.registry import list_snapshots
 from tests.conftest import dagster_project
@@ -36,6 +41,7 @@ from tests.conftest import dagster_project
 BIN = Path(sys.executable).parent
 DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 TIMEOUT = 420  # seconds for one build of the sample through the daemon
+SCHEDULE_TAG = "dagster/schedule_name"
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +193,52 @@ def test_the_sensor_builds_the_sample_then_a_dropped_file(daemon) -> None:
             if r.event_log_entry.dagster_event.asset_key == dg.AssetKey(stage)
         }
         assert partitions == {"web/dropped.jsonl"}
+
+
+def test_the_nightly_schedule_builds_a_new_batch_through_the_daemon(daemon) -> None:
+    """The scheduler daemon runs the schedule's missed 02:00 tick (its state started a day ago):
+    the run adds the partition of a file dropped since, builds it and passes every check."""
+    root, env, instance = daemon
+    stopped = dagster(root, env, "sensor", "stop", RAW_SENSOR, "-w", "workspace.yaml")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr  # the schedule's turn
+    dropped = root / "data" / "raw" / "web" / "nightly.jsonl"
+    dropped.write_text(
+        (root / "data" / "raw" / "web" / "crawl-0.jsonl")
+        .read_text()
+        .replace('"id": "', '"id": "n-'),
+        encoding="utf-8",
+    )
+    started = dagster(root, env, "schedule", "start", NIGHTLY_SCHEDULE, "-w", "workspace.yaml")
+    assert started.returncode == 0, started.stdout + started.stderr
+    (state,) = [
+        s
+        for s in instance.all_instigator_state(instigator_type=InstigatorType.SCHEDULE)
+        if s.name == NIGHTLY_SCHEDULE and s.status == InstigatorStatus.RUNNING
+    ]
+    data = state.instigator_data
+    yesterday = time.time() - 86_400  # the last 02:00 UTC tick lies after it: a missed tick
+    instance.update_instigator_state(
+        state.with_data(ScheduleInstigatorData(data.cron_schedule, start_timestamp=yesterday))
+    )
+
+    def scheduled() -> list[dg.DagsterRun]:
+        return [r for r in runs(instance) if r.tags.get(SCHEDULE_TAG) == NIGHTLY_SCHEDULE]
+
+    wait_for(lambda: len(scheduled()) >= 1, "the nightly schedule's run", root)
+    run = scheduled()[0]
+    wait_for(lambda: finished(instance, run.run_id).status in DONE, "the nightly build", root)
+    assert_succeeded_with_every_check(instance, run.run_id)
+    stopped = dagster(root, env, "schedule", "stop", NIGHTLY_SCHEDULE, "-w", "workspace.yaml")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    keys = instance.get_dynamic_partitions(RAW_BATCHES.name)
+    assert "web/nightly.jsonl" in keys
+    assert (run.tags[RANGE_START], run.tags[RANGE_END]) == (keys[0], keys[-1])
+    raw = list_snapshots(root, RAW_DOCUMENTS)[-1]
+    assert (
+        raw["counts"]["batches_read"] == 1 and "web/nightly.jsonl" in raw["counts"]["rows_per_file"]
+    )
+    later = list_snapshots(root, TRAINING_SHARDS)[-1]["counts"]["build"]
+    assert later["kind"] == "append", later
 
 
 def test_two_launched_builds_run_one_after_the_other(daemon) -> None:

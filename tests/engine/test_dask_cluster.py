@@ -4,6 +4,7 @@ The outputs of a build on ``dask-local`` are byte-identical to the local engine'
 """
 
 import os
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from corpus_platform.base.names import STAGES
 from corpus_platform.config import CorpusConfig
 from corpus_platform.engine import engine_for
 from corpus_platform.engine.dask_cluster import DaskEngine, close_clients
-from tests.conftest import build, make_project, tree_digest
+from tests.conftest import build, make_project, set_config, tree_digest
+from tests.defs.test_append import append, as_raw, copies_of_published_rows, new_authors_rows
 from tests.engine.test_allocators import worker_report
 
 
@@ -86,3 +88,26 @@ def test_dask_local_build_is_byte_identical_to_the_local_engine(built, tmp_path:
             again.materialized[stage]["snapshot_id"] == report.materialized[stage]["snapshot_id"]
         ), stage
         assert tree_digest(other / "data" / stage) == tree_digest(root / "data" / stage), stage
+
+
+DASK_LOCAL = {"kind": "dask-local", "workers": 2}
+
+
+def test_an_append_is_byte_identical_on_dask_local_and_local(built, tmp_path: Path) -> None:
+    """The same sequence of batches (the sample, then a file of copies of published rows and new
+    rows of known and new authors) gives the same snapshots on two engines and worker counts."""
+    roots = []
+    for name, engine in (("local", {"kind": "local", "workers": 2}), ("dask", DASK_LOCAL)):
+        root = tmp_path / name
+        shutil.copytree(built[0], root)
+        set_config(root, engine=engine)
+        rows = new_authors_rows(root, 20) + as_raw(copies_of_published_rows(root, 5))
+        append(root, "crawl-2.jsonl", rows)
+        report = build(root)
+        assert report.ok, report.render()
+        assert report.materialized["split_documents"]["build"]["kind"] == "append"
+        roots.append((root, report))
+    (local, first), (dask, second) = roots
+    for stage in STAGES:
+        assert first.materialized[stage]["snapshot_id"] == second.materialized[stage]["snapshot_id"]
+        assert tree_digest(local / "data" / stage) == tree_digest(dask / "data" / stage), stage

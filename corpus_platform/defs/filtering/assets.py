@@ -10,11 +10,17 @@ from pathlib import Path
 
 import dagster as dg
 
+from corpus_platform.base.generations import unit_digest
 from corpus_platform.base.hashing import fingerprint
-from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, batch_key
+from corpus_platform.base.names import BATCH_DIGESTS, FILTERED_DOCUMENTS, RAW_DOCUMENTS, batch_key
 from corpus_platform.base.shards import MANIFEST, read_manifest, write_json
 from corpus_platform.config import CorpusConfig, FilterConfig
-from corpus_platform.defs.batches import BATCH_CODE, RAW_BATCHES, link_batch, published_batches
+from corpus_platform.defs.batches import (
+    RAW_BATCHES,
+    PublishedBatches,
+    link_batch,
+    published_batches,
+)
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.filtering.checks import FILTERED_DOCUMENTS_CHECKS
 from corpus_platform.defs.filtering.review import (
@@ -23,6 +29,7 @@ from corpus_platform.defs.filtering.review import (
     merged_samples,
     samples_markdown,
 )
+from corpus_platform.defs.generations import STAGE_CODE
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.filtering.batch_summaries import (
@@ -84,6 +91,18 @@ def filter_new_batches(
     }
 
 
+def batch_digests(
+    staging: Path, published: PublishedBatches, kept: list[str], names: list[str]
+) -> dict[str, str]:
+    """Every batch's digest (its kept rows, removed rows and findings: what dedup appends by):
+    a kept batch's as published, a new one's from its files."""
+    recorded = read_manifest(published.folder).get(BATCH_DIGESTS, {}) if published.folder else {}
+    return {
+        name: recorded.get(name) if name in kept and name in recorded else unit_digest(staging, key)
+        for name, key in ((n, batch_key(n)) for n in names)
+    }
+
+
 @stage_asset(
     FILTERED_DOCUMENTS_CHECKS,
     deps=[RAW_DOCUMENTS],
@@ -125,10 +144,11 @@ def filtered_documents(context: dg.AssetExecutionContext, corpus: CorpusProject)
             "replacements": dict(sorted(total.replacements.items())),
         }
         batches = {name: raw[name]["sha256"] for name in sorted(raw)}
-        write_json({**counts, "batches": batches}, staging / MANIFEST)
+        digests = batch_digests(staging, published, kept, sorted(raw))
+        write_json({**counts, "batches": batches, BATCH_DIGESTS: digests}, staging / MANIFEST)
     context.log.info(f"raw batches: {len(new)} filtered, {len(kept)} kept as published")
     counts |= {"batches_filtered": len(new), "batches_kept": len(kept), BLOCKLIST_DIGEST: blocklist}
-    counts[BATCH_CODE] = stage_code_version("filtering")
+    counts[STAGE_CODE] = stage_code_version("filtering")
     extra = {
         "funnel": dg.MetadataValue.md(
             funnel_markdown(total.rows_in, total.removed_by, total.would_fail, total.replacements)

@@ -11,7 +11,6 @@ from corpus_platform.base.names import RAW_DOCUMENTS, batch_key
 from corpus_platform.base.shards import MANIFEST, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.batches import (
-    BATCH_CODE,
     RAW_BATCHES,
     PublishedBatches,
     link_batch,
@@ -19,6 +18,7 @@ from corpus_platform.defs.batches import (
     requested_batches,
 )
 from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.generations import STAGE_CODE
 from corpus_platform.defs.ingest.checks import RAW_DOCUMENTS_CHECKS
 from corpus_platform.defs.publish import StageOutput, publish
 from corpus_platform.defs.resources import CorpusProject
@@ -116,7 +116,7 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> S
         manifest = {"rows": counts["rows"], "rows_per_file": counts["rows_per_file"]}
         write_json({**manifest, "batches": batches}, staging / MANIFEST)
     counts |= {"batches_read": len(plan.new), "batches_kept": len(plan.kept)}
-    counts[BATCH_CODE] = stage_code_version("ingest")
+    counts[STAGE_CODE] = stage_code_version("ingest")
     context.log.info(
         f"raw batches: {len(plan.new)} read, {len(plan.kept)} kept as published"
         + (f", {len(plan.gone)} gone (raw file removed): {list(plan.gone)}" if plan.gone else "")

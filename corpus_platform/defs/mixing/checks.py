@@ -5,16 +5,15 @@ from functools import partial
 from pathlib import Path
 
 from corpus_platform.base.checks import CheckOutcome
-from corpus_platform.base.names import (
-    NORMALIZED_SPLITS,
-    TRAIN,
-)
+from corpus_platform.base.names import NORMALIZED_SPLITS, TRAIN, TRAINING_MIX
+from corpus_platform.base.shards import read_manifest
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import StageChecks
+from corpus_platform.defs.generations import appended_generation
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, overlap_report
-from corpus_platform.kernels.mixing.mix import drawn_units, source_units
+from corpus_platform.kernels.mixing.mix import drawn_units, misdrawn_rows, source_units
 from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
 from corpus_platform.kernels.mixing.tokens import (
     WHITESPACE,
@@ -113,16 +112,60 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
     )
     if counter is not None:
         verdict += f"; rows whose tokens column disagrees with a recount: {wrong}"
-    return CheckOutcome.from_metadata(
-        passed=total > 0 and worst <= config.mix.tolerance and wrong == 0,
-        metadata={
-            "verdict": verdict,
-            "unit": plan.unit,
-            "achieved": {s: round(drawn.get(s, 0) / (total or 1), 4) for s in sorted(plan.shares)},
-            "target": {s: round(p, 4) for s, p in sorted(plan.shares.items())},
-            "drawn": dict(sorted(drawn.items())),
-        },
+    metadata = {
+        "verdict": verdict,
+        "unit": plan.unit,
+        "achieved": {s: round(drawn.get(s, 0) / (total or 1), 4) for s in sorted(plan.shares)},
+        "target": {s: round(p, 4) for s, p in sorted(plan.shares.items())},
+        "drawn": dict(sorted(drawn.items())),
+    }
+    within = total > 0 and worst <= config.mix.tolerance
+    generation = appended_generation(candidate, corpus.stage_dir(TRAINING_MIX))
+    if generation is None or wrong:
+        return CheckOutcome.from_metadata(passed=within and wrong == 0, metadata=metadata)
+    return appended_mix_outcome(corpus, candidate, generation, within, metadata, counter)
+
+
+def appended_mix_outcome(
+    corpus: CorpusProject,
+    candidate: Path,
+    generation: int,
+    within: bool,
+    metadata: dict,
+    counter: TokenCounter | None,
+) -> CheckOutcome:
+    """An append's mix check: every row of the new generation drawn exactly at the mix epoch's
+    rates (else it fails), the new generation's shares shown beside the whole mix's; a whole
+    mix that the appended rows, drawn at the epoch's rates, moved out of tolerance warns (the
+    rates are the epoch's promise; raising ``mix.epoch`` redraws at new ones)."""
+    config = corpus.load()
+    engine, shards = corpus.engine(config), range(config.num_shards)
+    rates = read_manifest(candidate)["epoch_rates"]
+    check = partial(misdrawn_rows, folder=candidate, rates=rates, seed=config.seed)
+    found = engine.map_shards(partial(check, generations=(generation,)), shards)
+    checked, wrong = sum(n for n, _, _ in found), sum(w for _, w, _ in found)
+    new: Counter[str] = Counter()
+    for part, _ in engine.map_shards(
+        partial(drawn_units, folder=candidate, counter=counter, generations=(generation,)), shards
+    ):
+        new.update(part)
+    size = sum(new.values()) or 1
+    metadata = {
+        **metadata,
+        "verdict": f"{metadata['verdict']}; generation {generation}: rows not drawn at the "
+        f"epoch's rates: {wrong} of {checked}",
+        "new_generation_achieved": {s: round(n / size, 4) for s, n in sorted(new.items())},
+        "offenders": [e for _, _, examples in found for e in examples][:10],
+    }
+    if wrong:
+        return CheckOutcome.from_metadata(passed=False, metadata=metadata)
+    if within:
+        return CheckOutcome.from_metadata(passed=True, metadata=metadata)
+    verdict = (
+        f"{metadata.pop('verdict')}: the appended rows, drawn at the epoch's rates, moved the "
+        "mix out of tolerance; raise mix.epoch to redraw it at new rates"
     )
+    return CheckOutcome.warned(verdict, details=metadata)
 
 
 def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
@@ -133,18 +176,21 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> CheckO
         return CheckOutcome.not_applicable(
             "no evaluation sets configured (decontamination.eval_sets)"
         )
+    generation = appended_generation(candidate, corpus.stage_dir(TRAINING_MIX))
     report = overlap_report(
         candidate,
         config.num_shards,
         eval_ngrams(corpus, config),
         settings.ngram,
         corpus.engine(config),
+        None if generation is None else (generation,),
     )
+    scope = "" if generation is None else f" of generation {generation} (an append)"
     return CheckOutcome.from_metadata(
         passed=not report.contaminated,
         metadata={
-            "verdict": f"training rows sharing a {settings.ngram}-gram with an evaluation set: "
-            f"{report.contaminated} of {report.rows}",
+            "verdict": f"training rows{scope} sharing a {settings.ngram}-gram with an evaluation "
+            f"set: {report.contaminated} of {report.rows}",
             "hits_per_eval_set": report.hits,
             "offenders": list(report.examples),
         },

@@ -4,12 +4,10 @@ from functools import partial
 from pathlib import Path
 
 from corpus_platform.base.checks import CheckOutcome
-from corpus_platform.base.names import (
-    SHARDS_MANIFEST,
-    TRAINING_MIX,
-)
-from corpus_platform.base.shards import read_json
+from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_MIX, TRAINING_SHARDS
+from corpus_platform.base.shards import MANIFEST, read_json
 from corpus_platform.defs.checks import StageChecks
+from corpus_platform.defs.generations import appended_generation, changed_published_files
 from corpus_platform.defs.mixing.checks import token_counter
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.engine import batch_count, batch_size
@@ -21,6 +19,7 @@ from corpus_platform.kernels.sharding.audit import (
     unlisted_files,
     verify_batch,
 )
+from corpus_platform.kernels.sharding.card import CARD_FILE, CHART_DIR
 from corpus_platform.kernels.sharding.draw_audit import draw_reports
 
 
@@ -33,10 +32,17 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> CheckOutcom
     entries = document.get("shards", [])
     shards = shard_numbers(document)
     problems = [] if shards == list(range(len(shards))) else [f"shard numbers {shards}"]
-    size = batch_size(len(shards), VERIFY_BATCH)
+    published = corpus.stage_dir(TRAINING_SHARDS)
+    generation = appended_generation(candidate, published, SHARDS_MANIFEST)
+    if generation is not None:  # an append: its new shards read, the published ones kept
+        changed = changed_published_files(candidate, published, REWRITTEN)
+        problems += [f"{name}: a published file changed" for name in changed]
+    mine = shard_numbers(document, generation)
+    size = batch_size(len(mine), VERIFY_BATCH)
+    verify = partial(verify_batch, folder=candidate, size=size, generation=generation)
     per_shard = corpus.engine(config).map_shards(
-        partial(verify_batch, folder=candidate, size=size, counter=token_counter(corpus, config)),
-        range(batch_count(len(shards), size)),
+        partial(verify, counter=token_counter(corpus, config)),
+        range(batch_count(len(mine), size)),
     )
     problems += [p for found in per_shard for p in found] + totals_problems(document)
     problems += card_problems(candidate, document)
@@ -46,10 +52,20 @@ def shards_match_manifest(corpus: CorpusProject, candidate: Path) -> CheckOutcom
         passed=not problems,
         metadata={
             "verdict": f"differences between the shards and {SHARDS_MANIFEST}: {len(problems)} "
-            f"({len(entries)} files listed, {len(unlisted)} unlisted)",
+            f"({len(entries)} files listed, {len(unlisted)} unlisted{scope(generation)})",
             "offenders": problems[:10],
         },
     )
+
+
+REWRITTEN = (MANIFEST, SHARDS_MANIFEST, CARD_FILE, CHART_DIR)  # what an append writes anew
+
+
+def scope(generation: int | None) -> str:
+    """How much of the shards a check read."""
+    if generation is None:
+        return ""
+    return f"; an append: generation {generation}'s files read, every published file kept"
 
 
 def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
@@ -60,8 +76,19 @@ def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> CheckOutc
     config = corpus.load()
     files = sorted([*candidate.glob("*.tar"), *candidate.glob("*.parquet")])
     mix, engine = corpus.stage_dir(TRAINING_MIX), corpus.engine(config)
+    generation = appended_generation(candidate, corpus.stage_dir(TRAINING_SHARDS), SHARDS_MANIFEST)
+    mix_generations = None
+    if generation is not None:  # an append: its new shards against the new mix generations
+        document = read_json(candidate / SHARDS_MANIFEST)
+        entry = next(g for g in document["generations"] if g["generation"] == generation)
+        names = {e["name"] for e in document["shards"] if e.get("generation") == generation}
+        files = [f for f in files if f.name in names]
+        mix_generations = tuple(int(g) for g in entry["mix_generations"])
     with corpus.scratch("every_draw_sharded_once") as work:
-        reports = draw_reports(files, mix, config.num_shards, work, engine, config.engine.memory_mb)
+        memory = config.engine.memory_mb
+        reports = draw_reports(
+            files, mix, config.num_shards, work, engine, memory, generations=mix_generations
+        )
     failed = [r for r in reports if r.wrong or r.duplicate_keys or r.samples != r.draws]
     return CheckOutcome.from_metadata(
         passed=not failed,
@@ -70,7 +97,8 @@ def every_draw_sharded_once(corpus: CorpusProject, candidate: Path) -> CheckOutc
                 f"{r.fmt}: {r.samples} samples for {r.draws} mix draws, doc_ids not sharded "
                 f"exactly once per draw {r.wrong}, keys repeated {r.duplicate_keys}"
                 for r in reports
-            ),
+            )
+            + scope(generation),
             "offenders": [e for r in reports for e in r.examples][:10],
         },
     )

@@ -18,16 +18,22 @@ from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import (
     MANIFEST,
     read_manifest,
-    write_json,
     write_parquet,
 )
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.generations import (
+    STAGE_CODE,
+    BuildPlan,
+    build_plan,
+    upstream_generations,
+)
 from corpus_platform.defs.publish import StageOutput, anchored_to, publish
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.splitting.append import append_split
 from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
+from corpus_platform.defs.splitting.manifest import licence_counts, split_counts
 from corpus_platform.engine import Engine
-from corpus_platform.kernels.ingest.licences import licence_rollup
 from corpus_platform.kernels.splitting.anchors import merge_anchors, shard_anchors
 from corpus_platform.kernels.splitting.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
@@ -38,6 +44,7 @@ from corpus_platform.kernels.splitting.links import links_without_dropped
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.provenance import stage_code_version
 
 
 def compute_asof(engine: Engine, upstream: Path, scratch: Path, config: CorpusConfig) -> None:
@@ -173,6 +180,8 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
 # what decides where a row lands: the seed, the shard count and the split section (minus the
 # settings only checks read)
 PLACEMENT_SETTINGS = {"seed": (), "num_shards": (), "split": ("tolerance", "recall_sample")}
+# what an append must share with the published split: those and the as-of features it computes
+APPEND_SETTINGS = {**PLACEMENT_SETTINGS, "asof_features": ()}
 
 
 def anchor_to_published(
@@ -225,18 +234,26 @@ def record_epoch_moves(published: Path, staging: Path, config: CorpusConfig) -> 
     kinds={"parquet", "dvc"},
     description="train/, validation/, test/ (and dropped/ with reasons). Rows sharing an entity, "
     "a duplicate cluster or a similar pair form one component; its seeded hash bucket (and, in "
-    "time modes, the (timestamp, doc_id) windows) picks the split. As-of features are added here.",
+    "time modes, the (timestamp, doc_id) windows) picks the split. As-of features are added here. "
+    "An append places only the new dedup generations around the published split, which never "
+    "moves; a new row that would join two splits is dropped as a bridge.",
 )
 def split_documents(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     upstream, engine = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.engine(config)
+    units = upstream_generations(upstream)
+    plan = build_plan(corpus, SPLIT_DOCUMENTS, config, APPEND_SETTINGS, "splitting", units)
     with corpus.scratch(SPLIT_DOCUMENTS) as scratch:
-        linked = component_plan(upstream, config, scratch, engine)
-        counts = place_rows(corpus, config, engine, upstream, scratch, linked)
-    extra = {
-        "linked_components": linked.linked if linked else 0,
-        **(component_metadata(linked) if linked else {}),
-    }
+        if plan.appends:
+            counts, extra = append_split(corpus, config, plan, scratch)
+        else:
+            linked = component_plan(upstream, config, scratch, engine)
+            counts = place_rows(corpus, config, engine, upstream, scratch, linked, plan)
+            extra = {
+                "linked_components": linked.linked if linked else 0,
+                **(component_metadata(linked) if linked else {}),
+            }
+    counts |= plan.as_counts() | {STAGE_CODE: stage_code_version("splitting")}
     yield from publish(corpus, config, SPLIT_DOCUMENTS_CHECKS, counts, extra)
 
 
@@ -247,8 +264,10 @@ def place_rows(
     upstream: Path,
     scratch: Path,
     linked: ComponentPlan | None,
+    build: BuildPlan,
 ) -> dict:
-    """Write every split shard into the stage's candidate folder; return the manifest."""
+    """Write every split shard into the stage's candidate folder as generation 0; return the
+    manifest."""
     with candidate_folder(corpus.stage_dir(SPLIT_DOCUMENTS)) as staging:
         if config.asof_features:
             compute_asof(engine, upstream, scratch, config)
@@ -261,19 +280,8 @@ def place_rows(
             range(config.num_shards),
         ):
             totals.update(placed)
-        counts = {
-            "rows": sum(totals[n] for n in SPLITS),
-            "split_sizes": {n: totals.get(n, 0) for n in SPLITS},
-            "dropped": {k: v for k, v in sorted(totals.items()) if k not in SPLITS},
-            "mode": config.split.mode,
-            "num_shards": config.num_shards,
-            "cutoffs": plan.cutoffs.as_dict() if plan.cutoffs else None,
-            "epoch": config.split.epoch,
-            **record_epoch_moves(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config),
-        }
-        if config.records_licences:
-            counts["rows_per_license"] = {
-                name: licence_rollup(engine, staging / name, config.num_shards) for name in SPLITS
-            }
-        write_json(counts, staging / MANIFEST)
+        counts = split_counts(config, totals, plan.cutoffs)
+        counts |= record_epoch_moves(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config)
+        counts |= licence_counts(config, engine, staging)
+        build.write_manifest(staging, counts, counts["rows"])
     return counts | anchored_to(corpus, plan.published)

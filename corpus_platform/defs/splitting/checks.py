@@ -1,6 +1,7 @@
 """Blocking checks on split_documents: nothing that could leak crosses a split boundary."""
 
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -20,7 +21,17 @@ from corpus_platform.base.shards import (
     read_parquet,
 )
 from corpus_platform.defs.checks import StageChecks
+from corpus_platform.defs.generations import (
+    GENERATIONS,
+    appended_generation,
+)
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.defs.splitting.append_checks import (
+    kept_verbatim,
+    neighbours_of_new_rows,
+    new_pairs,
+    scope,
+)
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.ingest.licences import denied_rows
 from corpus_platform.kernels.splitting import asof
@@ -41,6 +52,10 @@ from corpus_platform.kernels.splitting.recall import (
     shard_recall_hits,
 )
 from corpus_platform.kernels.splitting.temporal import MICROS_PER_DAY, check_order
+from corpus_platform.kernels.splitting.touched import (
+    crossing_keys_touched,
+    crossing_pairs_touched,
+)
 from corpus_platform.store import band_cache
 from corpus_platform.store.snapshots import current_snapshot
 
@@ -61,6 +76,8 @@ def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> 
     card = {"card_verdict": STABILITY_CARD_VERDICT}  # the same whatever came before
     if not (previous / MANIFEST).is_file():
         return CheckOutcome.not_applicable("first snapshot: nothing to compare", card)
+    if (kept := kept_verbatim(candidate, previous, card)) is not None:
+        return kept
     published = read_manifest(previous)
     epoch, previous_epoch = config.split.epoch, published.get("epoch", 0)
     report = split_moves(
@@ -84,26 +101,45 @@ def no_held_out_row_moved_into_train(corpus: CorpusProject, candidate: Path) -> 
 def no_entity_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No entity (user, document, site) has rows in more than one split."""
     config = corpus.load()
-    report = crossing_keys(candidate, config.num_shards, "entity", "entities")
+    generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
+    if generation is None:
+        report = crossing_keys(candidate, config.num_shards, "entity", "entities")
+    else:  # an append: the new rows' entities, against every row
+        report = crossing_keys_touched(
+            candidate, config.num_shards, "entity", "entities", generation
+        )
     return CheckOutcome.from_metadata(
         passed=report.passed,
-        metadata={"verdict": report.describe(), "offenders": list(report.examples)},
+        metadata={
+            "verdict": report.describe(),
+            "offenders": list(report.examples),
+            "scope": scope(generation),
+        },
     )
 
 
 def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No duplicate cluster, and no similar pair above the split threshold, spans two splits."""
     config = corpus.load()
-    root = candidate
-    clusters = crossing_keys(root, config.num_shards, "cluster_id", "duplicate clusters")
-    pairs = read_parquet(corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / SIMILAR_PAIRS)
-    similar = crossing_pairs(root, config.num_shards, pairs)
+    root, shards = candidate, config.num_shards
+    generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
+    if generation is None:
+        clusters = crossing_keys(root, shards, "cluster_id", "duplicate clusters")
+        pairs = read_parquet(corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / SIMILAR_PAIRS)
+        similar = crossing_pairs(root, shards, pairs)
+    else:  # an append: the new rows' clusters and pairs, against every row
+        kind = "duplicate clusters"
+        clusters = crossing_keys_touched(root, shards, "cluster_id", kind, generation)
+        pairs = new_pairs(corpus, candidate, generation)
+        params = DedupParams.from_config(config)
+        similar, _ = crossing_pairs_touched(root, shards, pairs, generation, params)
     return CheckOutcome.from_metadata(
         passed=clusters.passed and similar.passed,
         metadata={
             "verdict": f"{clusters.describe()}; {similar.describe()}",
             "cluster_offenders": list(clusters.examples),
             "pair_offenders": list(similar.examples),
+            "scope": scope(generation),
         },
     )
 
@@ -115,6 +151,9 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject, candidate: Path) 
     snapshot the split was built from (rows it did not sketch with the same text are sketched
     here); without them (another layout, a fresh clone) every split row is sketched afresh."""
     config = corpus.load()
+    generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
+    if generation is not None:
+        return neighbours_of_new_rows(corpus, candidate, generation)
     rows = sum(count_rows(candidate / name, config.num_shards) for name in SPLITS)
     params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     held_out, engine = ("validation", "test"), corpus.engine(config)
@@ -147,18 +186,43 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject, candidate: Path) 
 def held_out_sample_has_no_train_neighbour(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """Independent of the dedup stage's LSH: a seeded sample of ``split.recall_sample``
     held-out rows compared by exact word n-gram Jaccard with every train row (one train shard a
-    task); a pair at or above the split's similarity threshold fails it."""
+    task); a pair at or above the split's similarity threshold fails it. In an append, the
+    sample of the new held-out rows against every train row, and the sample of every held-out
+    row against the new train rows."""
+    config = corpus.load()
+    if config.split.recall_sample == 0:
+        return CheckOutcome.not_applicable("split.recall_sample is 0: no sample compared")
+    generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
+    passes = [(None, None)] if generation is None else [(generation, None), (None, generation)]
+    results = [recall_pass(corpus, candidate, held, train) for held, train in passes]
+    sampled = sum(n for n, _, _ in results)
+    if not sampled:
+        return CheckOutcome.not_applicable("no held-out row with text to sample")
+    hits = sorted({hit for _, _, found in results for hit in found})
+    threshold = config.split.similarity_threshold
+    return CheckOutcome.judged(
+        not hits,
+        f"train rows at Jaccard >= {threshold} with one of {sampled} sampled held-out rows: "
+        f"{len(hits)} pairs ({sum(n for _, n, _ in results)} train rows compared)",
+        [f"{held}~{train} ({jaccard:.3f})" for held, train, jaccard in hits[:10]],
+        {"sample_size": sampled, "scope": scope(generation)},
+    )
+
+
+def recall_pass(
+    corpus: CorpusProject, candidate: Path, held: int | None, train: int | None
+) -> tuple[int, int, list[tuple[str, str, float]]]:
+    """One recall comparison: the sample of the held-out rows of generation ``held`` (every
+    generation for None) against the train rows of generation ``train``; (rows sampled, train
+    rows compared, pairs at or above the split's threshold)."""
     config = corpus.load()
     size, shards = config.split.recall_sample, range(config.num_shards)
-    if size == 0:
-        return CheckOutcome.not_applicable("split.recall_sample is 0: no sample compared")
     params, engine = DedupParams.from_config(config), corpus.engine(config)
-    parts = engine.map_shards(
-        partial(shard_candidates, split_root=candidate, seed=config.seed, size=size), shards
-    )
+    pick = partial(shard_candidates, split_root=candidate, seed=config.seed, size=size)
+    parts = engine.map_shards(partial(pick, generation=held), shards)
     sample = build_sample(parts, size, params.shingle_size, params.normalization)
     if not len(sample):
-        return CheckOutcome.not_applicable("no held-out row with text to sample")
+        return 0, 0, []
     compare = partial(
         shard_recall_hits,
         split_root=candidate,
@@ -166,16 +230,10 @@ def held_out_sample_has_no_train_neighbour(corpus: CorpusProject, candidate: Pat
         ngram=params.shingle_size,
         normalization=params.normalization,
         threshold=params.pair_threshold,
+        generation=train,
     )
     results = engine.map_shards(compare, shards)
-    hits = sorted(hit for _, found in results for hit in found)
-    return CheckOutcome.judged(
-        not hits,
-        f"train rows at Jaccard >= {params.pair_threshold} with one of {len(sample)} sampled "
-        f"held-out rows: {len(hits)} pairs ({sum(n for n, _ in results)} train rows compared)",
-        [f"{held}~{train} ({jaccard:.3f})" for held, train, jaccard in hits[:10]],
-        {"sample_size": len(sample)},
-    )
+    return len(sample), sum(n for n, _ in results), [h for _, found in results for h in found]
 
 
 def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
@@ -220,9 +278,26 @@ def temporal_order(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     )
 
 
+def visible_generations(candidate: Path) -> Callable[[int], set[int]] | None:
+    """For each generation of a split candidate, the ``deduplicated_documents`` generations
+    that were there when it was placed (its own and every earlier one's); None when the
+    manifest records no generations."""
+    entries = sorted(read_manifest(candidate).get(GENERATIONS) or [], key=lambda e: e["generation"])
+    if not entries:
+        return None
+    seen: set[int] = set()
+    upto: dict[int, set[int]] = {}
+    for entry in entries:
+        seen |= {int(unit) for unit in entry["upstream"]}
+        upto[entry["generation"]] = set(seen)
+    return lambda generation: upto.get(generation, seen)
+
+
 def asof_features_causal(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """A deterministic sample of as-of features equals a brute-force recomputation from the
-    entity's strictly earlier rows."""
+    entity's strictly earlier rows, as they were when the row was placed: an appended row sees
+    every published and new row, a published row what was there when it was published (a row
+    that arrives later changes no published value)."""
     config = corpus.load()
     if not config.asof_features:
         return CheckOutcome.not_applicable("no as-of features declared (asof_features)")
@@ -233,6 +308,7 @@ def asof_features_causal(corpus: CorpusProject, candidate: Path) -> CheckOutcome
         config.num_shards,
         config.asof_features,
         lambda doc_id: unit_interval(doc_id, config.seed, "asof-check") < ASOF_SAMPLE_RATE,
+        visible_generations(candidate),
     )
     return CheckOutcome.from_metadata(
         passed=checked > 0 and not mismatches,

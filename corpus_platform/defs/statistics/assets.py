@@ -1,11 +1,12 @@
 """fitted_statistics (train split only) and normalized_splits (every split, frozen statistics)."""
 
-import shutil
+from collections import Counter
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from corpus_platform.base.generations import link_published
 from corpus_platform.base.hashing import stable_hex
 from corpus_platform.base.names import (
     FITTED_STATISTICS,
@@ -15,9 +16,14 @@ from corpus_platform.base.names import (
     STATISTICS_FILE,
     TRAIN,
 )
-from corpus_platform.base.shards import MANIFEST, read_json, write_json
+from corpus_platform.base.shards import read_json, read_manifest, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import stage_asset
+from corpus_platform.defs.generations import (
+    STAGE_CODE,
+    build_plan,
+    upstream_generations,
+)
 from corpus_platform.defs.publish import StageOutput, anchored_to, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.statistics.checks import (
@@ -39,6 +45,7 @@ from corpus_platform.kernels.statistics.fit import (
 )
 from corpus_platform.kernels.statistics.topk import top_counts
 from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.provenance import stage_code_version
 
 
 @stage_asset(
@@ -56,8 +63,7 @@ def fitted_statistics(corpus: CorpusProject) -> StageOutput:
     kept, why = kept_fit(corpus, config)
     if kept is not None:
         with candidate_folder(corpus.stage_dir(FITTED_STATISTICS)) as staging:
-            shutil.copyfile(kept / STATISTICS_FILE, staging / STATISTICS_FILE)
-            shutil.copytree(kept / FITTED_IDS, staging / FITTED_IDS, copy_function=shutil.copyfile)
+            link_published(kept, staging, skip=())  # the published files, unchanged
         document = read_json(staging / STATISTICS_FILE)
     else:
         document = fit(corpus, config)
@@ -88,11 +94,8 @@ FIT_SETTINGS = {
 
 def kept_fit(corpus: CorpusProject, config: CorpusConfig) -> tuple[Path | None, str]:
     """The published fit to keep, or None and why not. A fit is kept when it was made with the
-    same settings and ``statistics.epoch``, under an anchored group split (whose published rows
-    never change split), and every row it was fitted on is still a train row with the values it
-    saw (an as-of feature changes when an earlier row of its entity arrives late)."""
-    if config.split.mode != "group":
-        return None, f"split mode {config.split.mode}: every build refits"
+    same settings and ``statistics.epoch``, and every row it was fitted on is still a train row
+    with the values it saw (a split appended to keeps every published row and its values)."""
     published = corpus.published_alike(FITTED_STATISTICS, config, FIT_SETTINGS)
     if published is None or not (published / FITTED_IDS).is_dir():
         return None, "no published fit with these settings and statistics.epoch"
@@ -168,23 +171,35 @@ def fit(corpus: CorpusProject, config: CorpusConfig) -> dict:
     deps=[FITTED_STATISTICS, SPLIT_DOCUMENTS],
     group_name="statistics",
     kinds={"parquet", "dvc"},
-    description="Every split z-scored with the frozen train statistics; nothing is refitted.",
+    description="Every split z-scored with the frozen train statistics; nothing is refitted. "
+    "While the statistics stay, an append normalizes only the split's new generation and keeps "
+    "every published file.",
 )
 def normalized_splits(corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     stats_path = corpus.stage_dir(FITTED_STATISTICS) / STATISTICS_FILE
     features = read_json(stats_path)["features"]
     applied = stable_hex(stats_path.read_text(encoding="utf-8"))
-    rows: dict[str, int] = {}
+    split = corpus.stage_dir(SPLIT_DOCUMENTS)
+    plan = build_plan(
+        corpus, NORMALIZED_SPLITS, config, {"num_shards": ()}, "statistics",
+        upstream_generations(split), {"statistics_digest": applied},
+    )  # fmt: skip
+    rows: Counter[str] = Counter()
     with candidate_folder(corpus.stage_dir(NORMALIZED_SPLITS)) as staging:
-        for name in SPLITS:
+        if plan.published is not None:
+            link_published(plan.published, staging)
+            rows.update(read_manifest(plan.published)["split_sizes"])
+        generations = tuple(int(g) for g in plan.new) if plan.appends else None
+        for name in SPLITS if plan.new else ():
             task = partial(
-                normalize_shard,
-                folder=corpus.stage_dir(SPLIT_DOCUMENTS) / name,
-                staging=staging / name,
-                features=features,
+                normalize_shard, folder=split / name, staging=staging / name, features=features
             )
-            rows[name] = sum(corpus.engine(config).map_shards(task, range(config.num_shards)))
-        counts = {"rows": sum(rows.values()), "split_sizes": rows, "statistics_digest": applied}
-        write_json(counts, staging / MANIFEST)
+            task = partial(task, generations=generations, generation=plan.generation)
+            rows[name] += sum(corpus.engine(config).map_shards(task, range(config.num_shards)))
+        sizes = {name: rows[name] for name in SPLITS}
+        counts = {"rows": sum(sizes.values()), "split_sizes": sizes, "statistics_digest": applied}
+        plan.write_manifest(staging, counts, counts["rows"])
+    counts |= plan.as_counts() | {STAGE_CODE: stage_code_version("statistics")}
+    counts |= anchored_to(corpus, plan.published)
     yield from publish(corpus, config, NORMALIZED_SPLITS_CHECKS, counts)

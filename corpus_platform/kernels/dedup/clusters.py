@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.shards import (
     count_rows,
     part_path,
@@ -151,8 +152,9 @@ def cluster_to_disk(
 
 
 def write_dedup_shard(shard: int, upstream: Path, staging: Path, mode: str) -> tuple[int, int]:
-    """Write one shard's kept rows with a ``cluster_id`` column, reading the shard's decisions
-    from the membership table in ``staging/clusters``; return (rows in, rows kept)."""
+    """Write one shard's kept rows with a ``cluster_id`` column as generation 0 (a build from
+    scratch), reading the shard's decisions from the membership table in ``staging/clusters``;
+    return (rows in, rows kept)."""
     table = read_shard(upstream, shard)
     members = read_shard(staging / "clusters", shard, ["doc_id", "cluster_id", "kept"])
     cluster_of = dict(
@@ -175,5 +177,5 @@ def write_dedup_shard(shard: int, upstream: Path, staging: Path, mode: str) -> t
     )
     if mode == "drop":
         table = table.filter(pa.array([d not in dropped for d in ids], pa.bool_()))
-    write_parquet(table, part_path(staging, shard))
+    write_parquet(table, generation_path(staging, shard, 0))
     return len(ids), len(table)

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.shards import (
     count_rows,
     iter_batches,
@@ -91,7 +92,7 @@ def published_kept(published: Path | None, shard: int, ids: pa.Array) -> pa.Tabl
     empty = pa.table(
         {"doc_id": pa.array([], pa.string()), "published_cluster": pa.array([], pa.string())}
     )
-    if published is None or not part_path(published, shard).is_file():
+    if published is None or not part_path(published, shard).exists():
         return empty
     kept = read_shard(published, shard, ["doc_id", "cluster_id"])
     kept = kept.filter(pc.is_in(kept.column("doc_id"), ids))
@@ -185,10 +186,11 @@ def decide_partition(
 
 
 def write_membership_shard(shard: int, decided: Path, clusters: Path) -> int:
-    """``clusters/part-<shard>``: the shard's membership rows sorted by (cluster id, doc id)."""
+    """``clusters/part-<shard>``: the shard's membership rows sorted by (cluster id, doc id), as
+    generation 0 (a build from scratch)."""
     table = gathered(decided, shard, MEMBERSHIP_SCHEMA)
     table = table.sort_by([("cluster_id", "ascending"), ("doc_id", "ascending")])
-    write_parquet(table.combine_chunks(), part_path(clusters, shard))
+    write_parquet(table.combine_chunks(), generation_path(clusters, shard, 0))
     return len(table)
 
 
@@ -243,4 +245,34 @@ def write_membership(
     largest = sorted((c for _, top in parts for c in top), key=lambda c: (-c.size, c.cluster_id))
     return MembershipSummary(
         dict(sorted(sizes.items())), sum(rows), tuple(largest[:LARGEST_CLUSTERS])
+    )
+
+
+def summarize_membership(_: int, clusters: Path, num_shards: int) -> MembershipSummary:
+    """The summary of a whole membership table (every generation): the cluster-size histogram,
+    the rows in clusters and the largest clusters, each with its kept row and its first other
+    member (by doc id). An engine task: the clustered rows' ids in memory."""
+    tables = [
+        read_shard(clusters, s, ["cluster_id", "doc_id", "representative", "similarity"])
+        for s in range(num_shards)
+        if part_path(clusters, s).exists()
+    ]
+    table = pa.concat_tables(tables) if tables else None
+    if table is None or not len(table):
+        return MembershipSummary({}, 0, ())
+    table = table.sort_by([("cluster_id", "ascending"), ("doc_id", "ascending")])
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for row in table.to_pylist():
+        groups[row["cluster_id"]].append(row)
+    sizes = Counter(len(rows) for rows in groups.values())
+    largest = []
+    for cluster_id, rows in groups.items():
+        kept = rows[0]["representative"]
+        other = next(r for r in rows if r["doc_id"] != kept)
+        largest.append(
+            LargeCluster(cluster_id, len(rows), kept, other["doc_id"], other["similarity"])
+        )
+    largest.sort(key=lambda c: (-c.size, c.cluster_id))
+    return MembershipSummary(
+        dict(sorted(sizes.items())), len(table), tuple(largest[:LARGEST_CLUSTERS])
     )

@@ -48,7 +48,7 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.count_nonzero(a == b)) / len(a)
 
 
-def _read_sketches(path: Path, field: str) -> dict[str, tuple[str, np.ndarray]]:
+def read_sketches(path: Path, field: str) -> dict[str, tuple[str, np.ndarray]]:
     """(entity, ``field``) of every row of a sketch file, streamed batch by batch; ``field`` is
     ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
     found = {}
@@ -170,7 +170,7 @@ def score_block(
     measure = sorted_jaccard if params.verify else estimated_jaccard
     rows: dict[str, tuple[str, np.ndarray]] = {}
     for shard in (s for s, r in enumerate(ranges) if r in (low, high)):
-        rows.update(_read_sketches(part_path(scratch / "candidate-sketches", shard), field))
+        rows.update(read_sketches(part_path(scratch / "candidate-sketches", shard), field))
     firsts, seconds = pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist()
     entity_a, entity_b, similarity = [], [], []
     for a, b in zip(firsts, seconds, strict=True):

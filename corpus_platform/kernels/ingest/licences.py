@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from corpus_platform.base.shards import part_path
+from corpus_platform.base.shards import part_path, read_parquet, read_schema
 from corpus_platform.engine import Engine
 
 UNKNOWN = "unknown"
@@ -39,10 +38,10 @@ def licence_counts(folder: Path, shard: int, weight: str | None = None) -> Count
     """Rows per licence in one shard of ``folder`` (weighted by the ``weight`` column, e.g.
     ``times_drawn``); empty when the shard is missing or carries no ``license`` column."""
     path = part_path(folder, shard)
-    if not path.exists() or LICENSE not in pq.read_schema(path).names:
+    if not path.exists() or LICENSE not in read_schema(path).names:
         return Counter()
     columns = [LICENSE, weight] if weight else [LICENSE]
-    table = pq.read_table(path, columns=columns)
+    table = read_parquet(path, columns)
     if weight is None:
         counts = table.group_by(LICENSE).aggregate([([], "count_all")])
         return Counter(dict(zip(*counts.to_pydict().values(), strict=True)))
@@ -73,11 +72,11 @@ def denied_rows(
     if not path.exists() or not deny:
         return {}, []
     columns = ["doc_id", LICENSE, "raw_file", "raw_row"]
-    if LICENSE not in pq.read_schema(path).names:
-        table = pq.read_table(path, columns=["doc_id", "raw_file", "raw_row"])
+    if LICENSE not in read_schema(path).names:
+        table = read_parquet(path, ["doc_id", "raw_file", "raw_row"])
         table = table.add_column(1, LICENSE, pa.array([UNKNOWN] * len(table), pa.string()))
     else:
-        table = pq.read_table(path, columns=columns)
+        table = read_parquet(path, columns)
     hits = table.filter(pc.is_in(table.column(LICENSE), pa.array(list(deny), pa.string())))
     per_licence = Counter(hits.column(LICENSE).to_pylist())
     return dict(sorted(per_licence.items())), hits.sort_by("doc_id").slice(0, limit).to_pylist()

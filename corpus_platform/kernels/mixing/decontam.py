@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 import xxhash
 
 from corpus_platform.base.arrays import avalanche64
+from corpus_platform.base.generations import read_generations
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
-from corpus_platform.base.shards import read_shard
 from corpus_platform.base.words import split_whitespace
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.kernels.dedup.minhash import NGRAM_BASE, normalized_shingle_sets
@@ -187,11 +187,15 @@ def _window_hashes(
 
 
 def shard_overlap(
-    shard: int, folder: Path, eval_ngrams: EvalNgrams, n: int
+    shard: int,
+    folder: Path,
+    eval_ngrams: EvalNgrams,
+    n: int,
+    generations: tuple[int, ...] | None = None,
 ) -> tuple[int, Counter[str], list[str]]:
     """One shard of :func:`overlap_report`: rows, contaminated rows per set, and every
     contaminated row named with its sets (an engine task)."""
-    table = read_shard(folder, shard, ["doc_id", "text"])
+    table = read_generations(folder, shard, generations, ["doc_id", "text"])
     ids = table.column("doc_id").to_pylist()
     found = contaminating_sets_of(table.column("text").to_pylist(), eval_ngrams, n)
     hits: Counter[str] = Counter(name for names in found for name in names)
@@ -215,10 +219,13 @@ def overlap_report(
     eval_ngrams: EvalNgrams,
     n: int,
     engine: Engine | None = None,
+    generations: tuple[int, ...] | None = None,
 ) -> OverlapReport:
-    """Scan every row of the dataset at ``folder`` for the evaluation sets' n-grams, one shard
-    per engine task; up to ten offenders are named with the sets they share n-grams with."""
+    """Scan every row of the dataset at ``folder`` (of the generations ``generations`` only,
+    when given) for the evaluation sets' n-grams, one shard per engine task; up to ten
+    offenders are named with the sets they share n-grams with."""
     task = partial(shard_overlap, folder=folder, eval_ngrams=eval_ngrams, n=n)
+    task = partial(task, generations=generations)
     hits: Counter[str] = Counter()
     examples: list[str] = []
     rows = contaminated = 0

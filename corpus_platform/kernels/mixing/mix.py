@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.generations import generation_path, read_generations
 from corpus_platform.base.hashing import unit_interval
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
@@ -40,9 +41,14 @@ def times_drawn(doc_id: str, rate: float, seed: int) -> int:
 
 
 def draw_shard(
-    shard: int, folder: Path, staging: Path, rates: dict[str, float], seed: int
+    shard: int,
+    folder: Path,
+    staging: Path,
+    rates: dict[str, float],
+    seed: int,
+    generation: int = 0,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Write one shard of the mix with a ``times_drawn`` column.
+    """Write one shard of the mix with a ``times_drawn`` column, as generation ``generation``.
 
     Returns:
         (draws per source, drawn tokens per source: ``times_drawn x tokens``, empty when the
@@ -57,7 +63,7 @@ def draw_shard(
     ]
     table = table.append_column("times_drawn", pa.array(draws, pa.int32()))
     table = table.filter(pa.array([n > 0 for n in draws], pa.bool_()))
-    write_parquet(table, part_path(staging, shard))
+    write_parquet(table, generation_path(staging, shard, generation))
     sources, times = table.column("source").to_pylist(), table.column("times_drawn").to_pylist()
     drawn: Counter[str] = Counter()
     tokens: Counter[str] = Counter()
@@ -69,6 +75,25 @@ def draw_shard(
     return dict(drawn), dict(tokens)
 
 
+def misdrawn_rows(
+    shard: int,
+    folder: Path,
+    rates: dict[str, float],
+    seed: int,
+    generations: tuple[int, ...] | None = None,
+) -> tuple[int, int, list[str]]:
+    """Rows of one shard of a mix (of the generations ``generations``) whose ``times_drawn`` is
+    not what ``rates`` give them: (rows checked, rows wrong, up to ten of them as
+    ``doc_id: stored != expected``)."""
+    table = read_generations(folder, shard, generations, ["doc_id", "source", "times_drawn"])
+    wrong = [
+        f"{d}: {n} != {times_drawn(d, rates.get(s, 0.0), seed)}"
+        for d, s, n in zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True)
+        if n != times_drawn(d, rates.get(s, 0.0), seed)
+    ]
+    return len(table), len(wrong), wrong[:10]
+
+
 def decontaminate_shard(
     shard: int,
     folder: Path,
@@ -78,23 +103,26 @@ def decontaminate_shard(
     ngram: int,
     drop: bool,
     counter: TokenCounter | None = None,
+    generations: tuple[int, ...] | None = None,
+    generation: int = 0,
 ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     """Write one shard's rows free of evaluation n-grams to ``clean`` (all rows when not
-    dropping) and the contaminated ones, with the sets they hit, to ``removed``. With a
-    ``counter`` the clean rows get a ``tokens`` column, their token counts.
+    dropping) and the contaminated ones, with the sets they hit, to ``removed`` (as generation
+    ``generation``). With a ``counter`` the clean rows get a ``tokens`` column, their token
+    counts. ``generations``: only the rows of those generations of ``folder`` (an append).
 
     Returns:
         (rows per source written to ``clean``, contaminated rows per evaluation set, tokens per
         source written to ``clean``: empty without a counter).
     """
-    table = read_shard(folder, shard)
+    table = read_generations(folder, shard, generations)
     texts = _texts(table)
     hits = contaminating_sets_of(texts, eval_ngrams, ngram)
     per_set: Counter[str] = Counter(name for h in hits for name in h)
     dirty = pa.array([bool(h) for h in hits], pa.bool_())
     if drop:
         flagged = table.append_column("eval_sets", pa.array(hits, pa.list_(pa.string())))
-        write_parquet(flagged.filter(dirty), part_path(removed, shard))
+        write_parquet(flagged.filter(dirty), generation_path(removed, shard, generation))
         table = table.filter(pc.invert(dirty))
     tokens: Counter[str] = Counter()
     if counter is not None:
@@ -111,12 +139,18 @@ def decontaminate_shard(
     return dict(Counter(table.column("source").to_pylist())), dict(per_set), dict(tokens)
 
 
-def source_units(shard: int, folder: Path, counter: TokenCounter | None) -> dict[str, int]:
+def source_units(
+    shard: int,
+    folder: Path,
+    counter: TokenCounter | None,
+    generations: tuple[int, ...] | None = None,
+) -> dict[str, int]:
     """Rows per source of one shard, or (with a ``counter``) tokens per source, counted from
-    the text; a missing shard counts nothing (a ``contaminated/`` folder that was not written)."""
-    if not part_path(folder, shard).is_file():
+    the text; a missing shard counts nothing (a ``contaminated/`` folder that was not written).
+    ``generations``: only the rows of those generations."""
+    if not part_path(folder, shard).exists():
         return {}
-    table = read_shard(folder, shard, ["source"] if counter is None else None)
+    table = read_generations(folder, shard, generations, ["source"] if counter is None else None)
     sources = table.column("source").to_pylist()
     units = [1] * len(sources) if counter is None else counter.count(_texts(table))
     total: Counter[str] = Counter()
@@ -126,13 +160,17 @@ def source_units(shard: int, folder: Path, counter: TokenCounter | None) -> dict
 
 
 def drawn_units(
-    shard: int, folder: Path, counter: TokenCounter | None
+    shard: int,
+    folder: Path,
+    counter: TokenCounter | None,
+    generations: tuple[int, ...] | None = None,
 ) -> tuple[dict[str, int], int]:
     """Draws per source of one shard of a mix, weighted by each row's tokens recounted from its
     text with ``counter`` (unweighted without one), and how many rows' ``tokens`` column
-    disagrees with the recount (0 without a counter).
+    disagrees with the recount (0 without a counter). ``generations``: those generations only.
     """
-    table = read_shard(folder, shard, ["source", "times_drawn"] if counter is None else None)
+    columns = ["source", "times_drawn"] if counter is None else None
+    table = read_generations(folder, shard, generations, columns)
     sources, times = table.column("source").to_pylist(), table.column("times_drawn").to_pylist()
     weights = [1] * len(sources) if counter is None else counter.count(_texts(table))
     wrong = 0

@@ -22,9 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from corpus_platform.base.generations import file_md5
 from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST, WEBDATASET
 from corpus_platform.kernels.mixing.tokens import TokenCounter
-from corpus_platform.kernels.sharding.shards import count_tokens, file_md5
+from corpus_platform.kernels.sharding.shards import count_tokens
 
 MEMBERS = ("json", "txt")  # the members of every sample, in the order they are written
 
@@ -116,19 +117,31 @@ def verify_shard(
 VERIFY_BATCH = 64  # output shards verified per engine task, at most
 
 
-def shard_numbers(manifest: dict[str, Any]) -> list[int]:
-    """The distinct shard numbers the manifest's entries carry (-1 for none), sorted."""
-    return sorted({int(e.get("shard", -1)) for e in manifest.get("shards", [])})
+def shard_numbers(manifest: dict[str, Any], generation: int | None = None) -> list[int]:
+    """The distinct shard numbers the manifest's entries carry (-1 for none), sorted; those of
+    generation ``generation`` only, when given."""
+    return sorted(
+        {
+            int(e.get("shard", -1))
+            for e in manifest.get("shards", [])
+            if generation is None or e.get("generation", 0) == generation
+        }
+    )
 
 
 def verify_batch(
-    batch: int, folder: Path, size: int = VERIFY_BATCH, counter: TokenCounter | None = None
+    batch: int,
+    folder: Path,
+    size: int = VERIFY_BATCH,
+    counter: TokenCounter | None = None,
+    generation: int | None = None,
 ) -> list[str]:
     """:func:`verify_shard` for the ``batch``-th run of ``size`` shard numbers of the manifest
-    in ``folder``, read here: a task's arguments stay small however many shards there are
-    (each task carrying every entry would cost shards squared)."""
+    in ``folder`` (of generation ``generation`` only, when given), read here: a task's
+    arguments stay small however many shards there are (each task carrying every entry would
+    cost shards squared)."""
     manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
-    mine = shard_numbers(manifest)[batch * size : (batch + 1) * size]
+    mine = shard_numbers(manifest, generation)[batch * size : (batch + 1) * size]
     entries: dict[int, list[dict[str, Any]]] = {shard: [] for shard in mine}
     for entry in manifest.get("shards", []):
         if int(entry.get("shard", -1)) in entries:

@@ -62,6 +62,7 @@ class CardFacts:
     config: dict[str, Any]
     raw_snapshot: str
     shards: dict[str, Any] = field(default_factory=dict)  # the shards' manifest totals
+    generations: tuple[dict[str, Any], ...] = ()  # the shards' generations, oldest first
 
     def stage(self, asset: str) -> StageFacts | None:
         """The facts of one stage, if it is in the build."""
@@ -166,7 +167,30 @@ def composition(facts: CardFacts) -> list[str]:
     ]
     if facts.shards:
         lines += ["", "Shards: " + ", ".join(f"{k} {v}" for k, v in facts.shards.items()) + "."]
-    return lines + licences(facts)
+    return lines + generation_lines(facts) + licences(facts)
+
+
+def generation_lines(facts: CardFacts) -> list[str]:
+    """The shards' generations (one per build that added data, read one after the other) and
+    the raw batches behind each; nothing for a dataset of one generation."""
+    if len(facts.generations) < 2:
+        return []
+    rows = [
+        [
+            str(g["generation"]),
+            f"{g['shards'][0]}-{g['shards'][-1]}" if g["shards"] else "none",
+            f"{g['samples']:,}",
+            ", ".join(g.get("raw_batches", [])) or "-",
+        ]
+        for g in facts.generations
+    ]
+    return [
+        "",
+        "The dataset grew by appends: each generation's shards hold the samples of the raw "
+        "batches behind it, and a reader goes through the generations in order.",
+        "",
+        *_table(["generation", "shards", "samples", "raw batches"], rows),
+    ]
 
 
 def preprocessing(facts: CardFacts) -> list[str]:

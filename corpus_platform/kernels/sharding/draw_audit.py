@@ -18,8 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.generations import read_generations
 from corpus_platform.base.names import PARQUET, WEBDATASET
-from corpus_platform.base.shards import read_shard
 from corpus_platform.engine import Engine, batch_count, batch_size
 from corpus_platform.engine.graph import gathered, scatter
 from corpus_platform.kernels.dedup.params import partitions_for
@@ -54,9 +54,16 @@ def scatter_samples(batch: int, folder: Path, partitions: int, size: int = FILE_
     return len(table)
 
 
-def scatter_draws(shard: int, mix: Path, folder: Path, partitions: int) -> int:
-    """Scatter one mix shard's rows drawn at least once by doc id; return their number."""
-    table = read_shard(mix, shard, DRAW_SCHEMA.names).cast(DRAW_SCHEMA)
+def scatter_draws(
+    shard: int,
+    mix: Path,
+    folder: Path,
+    partitions: int,
+    generations: tuple[int, ...] | None = None,
+) -> int:
+    """Scatter one mix shard's rows drawn at least once (of the mix generations
+    ``generations`` only, when given) by doc id; return their number."""
+    table = read_generations(mix, shard, generations, DRAW_SCHEMA.names).cast(DRAW_SCHEMA)
     table = table.filter(pc.greater(table.column("times_drawn"), 0))
     scatter(table, "doc_id", folder / "draws", shard, partitions)
     return len(table)
@@ -91,11 +98,13 @@ def draw_reports(
     engine: Engine,
     memory_mb: int,
     partitions: int | None = None,
+    generations: tuple[int, ...] | None = None,
 ) -> list[DrawReport]:
     """Compare the samples of ``files`` (tar and Parquet) with the draws of the mix under
-    ``mix``, partitioned through ``work`` so that one partition's rows fit in half of
-    ``memory_mb`` (or into ``partitions``); one report per format (WebDataset, Parquet).
-    ``work`` is emptied first."""
+    ``mix`` (of its generations ``generations`` only, when given: an append's new shards),
+    partitioned through ``work`` so that one partition's rows fit in half of ``memory_mb`` (or
+    into ``partitions``); one report per format (WebDataset, Parquet). ``work`` is emptied
+    first."""
     shutil.rmtree(work, ignore_errors=True)
     if partitions is None:
         tar_bytes = sum(f.stat().st_size for f in files if f.suffix == ".tar")
@@ -108,8 +117,7 @@ def draw_reports(
         partial(scatter_samples, folder=work, partitions=partitions, size=size),
         range(batch_count(len(files), size)),
     )
-    engine.map_shards(
-        partial(scatter_draws, mix=mix, folder=work, partitions=partitions), range(num_shards)
-    )
+    draws = partial(scatter_draws, mix=mix, folder=work, partitions=partitions)
+    engine.map_shards(partial(draws, generations=generations), range(num_shards))
     parts = engine.map_shards(partial(partition_reports, folder=work), range(partitions))
     return [merge_reports([p[index] for p in parts]) for index in range(2)]

@@ -31,7 +31,6 @@ boundaries; it holds an order hash, a key and four numbers per sample, never a t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -46,17 +45,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.generations import read_generations
 from corpus_platform.base.hashing import stable_hash, stable_hex
 from corpus_platform.base.names import PARQUET, WEBDATASET
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
     part_path,
     read_parquet,
-    read_shard,
     write_parquet,
 )
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.mixing.tokens import TokenCounter
+from corpus_platform.kernels.sharding.manifest import file_entry, generation_entry, manifest
 
 BLOCK = 512  # tar header and payload granularity
 RECORD = 20 * BLOCK  # tarfile pads an archive to whole records
@@ -139,13 +139,19 @@ def _text_column(table: pa.Table) -> pa.Array:
 
 
 def explode_shard(
-    shard: int, folder: Path, scratch: Path, seed: int, counter: TokenCounter | None = None
+    shard: int,
+    folder: Path,
+    scratch: Path,
+    seed: int,
+    counter: TokenCounter | None = None,
+    generations: tuple[int, ...] | None = None,
 ) -> pa.Table:
     """Write mix shard ``shard``'s samples (every draw of every row, with ``key``, ``draw`` and
     the encoded metadata) to ``scratch/samples``; return per sample its order hash, key, tar
     bytes, tokens (counted by ``counter``, the mix's, or as whitespace words without one), this
-    shard and its index in that file."""
-    table = read_shard(folder, shard)
+    shard and its index in that file. ``generations``: the rows of those mix generations only
+    (every row for None)."""
+    table = read_generations(folder, shard, generations)
     tokens = count_tokens(_text_column(table).to_pylist(), counter)
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
@@ -261,17 +267,24 @@ PLANNED_SIZES = "planned-tar-bytes.json"  # in scratch: the tar size of every pl
 
 
 def write_shard(
-    shard: int, scratch: Path, staging: Path, num_mix_shards: int
+    local: int,
+    scratch: Path,
+    staging: Path,
+    num_mix_shards: int,
+    first_shard: int = 0,
+    generation: int = 0,
 ) -> list[dict[str, Any]]:
-    """Gather output shard ``shard`` from its buckets, in order, and write its tar (with
-    ``webdataset.ShardWriter``) and its Parquet file; return their manifest entries. The tar
-    size the plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
+    """Gather output shard ``local`` of a generation from its buckets, in order, and write its
+    tar (with ``webdataset.ShardWriter``) and its Parquet file as shard ``first_shard + local``
+    (shard numbers go on across generations); return their manifest entries. The tar size the
+    plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
+    shard = first_shard + local
     from webdataset import ShardWriter  # imported where shards are written, not on import
 
     parts = [
         read_parquet(path)
         for m in range(num_mix_shards)
-        if (path := bucket_path(scratch, shard, m)).is_file()
+        if (path := bucket_path(scratch, local, m)).is_file()
     ]
     table = pa.concat_tables(parts)
     table = table.take(pc.sort_indices(table, sort_keys=[("_position", "ascending")]))
@@ -300,61 +313,16 @@ def write_shard(
         ):
             writer.write({"__key__": key, "json": meta, "txt": (text or "").encode("utf-8")})
     planned = json.loads((scratch / PLANNED_SIZES).read_text(encoding="utf-8"))
-    if closed != [str(tar)] or tar.stat().st_size != planned[shard]:
+    if closed != [str(tar)] or tar.stat().st_size != planned[local]:
         raise RuntimeError(f"{tar}: ShardWriter wrote {closed}, not the one planned shard")
     columns = [c for c in table.column_names if c not in (JSON_COLUMN, TOKENS_COLUMN, "_position")]
     parquet = staging / shard_name(shard, PARQUET)
     write_parquet(table.select(columns), parquet, row_group_size=PARQUET_ROW_GROUP)
     tokens = int(pc.sum(table.column(TOKENS_COLUMN)).as_py() or 0)
     return [
-        file_entry(path, shard, fmt, len(table), tokens)
+        file_entry(path, shard, fmt, len(table), tokens) | {"generation": generation}
         for path, fmt in ((tar, WEBDATASET), (parquet, PARQUET))
     ]
-
-
-def file_md5(path: Path) -> str:
-    """MD5 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as handle:
-        while block := handle.read(2**20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def file_entry(path: Path, shard: int, fmt: str, samples: int, tokens: int) -> dict[str, Any]:
-    """One file's manifest entry."""
-    return {
-        "name": path.name,
-        "shard": shard,
-        "format": fmt,
-        "samples": samples,
-        "tokens": tokens,
-        "bytes": path.stat().st_size,
-        "md5": file_md5(path),
-    }
-
-
-def manifest(
-    entries: Sequence[dict[str, Any]], seed: int, max_bytes: int, max_samples: int | None
-) -> dict[str, Any]:
-    """The shards' manifest: every file in shard order (tar, then Parquet) and the totals."""
-    tars = [e for e in entries if e["format"] == WEBDATASET]
-    return {
-        "order": "samples sorted by xxh3('shards' 0x1f key, seed), ties by key",
-        "seed": seed,
-        "max_bytes": max_bytes,
-        "max_samples": max_samples,
-        "shards": list(entries),
-        "totals": {
-            "shards": len(tars),
-            "samples": sum(e["samples"] for e in tars),
-            "tokens": sum(e["tokens"] for e in tars),
-            "bytes": {
-                fmt: sum(e["bytes"] for e in entries if e["format"] == fmt)
-                for fmt in (WEBDATASET, PARQUET)
-            },
-        },
-    }
 
 
 def build_shards(
@@ -367,19 +335,25 @@ def build_shards(
     max_samples: int | None,
     engine: Engine,
     counter: TokenCounter | None = None,
+    generation: int = 0,
+    first_shard: int = 0,
+    mix_generations: tuple[int, ...] | None = None,
 ) -> dict[str, Any]:
     """Write the shards of the mix in ``mix`` (``num_shards`` logical shards) into ``staging``
     (``scratch`` must be an empty folder); return the manifest (the caller writes it). Token
-    counts are ``counter``'s (the mix's tokenizer), or whitespace words without one."""
+    counts are ``counter``'s (the mix's tokenizer), or whitespace words without one. An append
+    writes the rows of the mix generations ``mix_generations`` alone, as generation
+    ``generation`` of the shards, numbered from ``first_shard`` (the whole manifest:
+    :func:`~corpus_platform.kernels.sharding.manifest.extend_manifest`)."""
     mix_shards = range(num_shards)
-    explode = partial(explode_shard, folder=mix, scratch=scratch, seed=seed)
-    if counter is not None:
-        explode = partial(explode, counter=counter)
-    sizes = engine.map_shards(explode, mix_shards)
+    explode = partial(explode_shard, folder=mix, scratch=scratch, seed=seed, counter=counter)
+    sizes = engine.map_shards(partial(explode, generations=mix_generations), mix_shards)
     plan = plan_shards(sizes, scratch, max_bytes, max_samples)
     engine.map_shards(partial(scatter_shard, scratch=scratch), mix_shards)
     planned = json.dumps([p["tar_bytes"] for p in plan])
     (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
     task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)
-    written = engine.map_shards(task, range(len(plan)))
-    return manifest([e for entries in written for e in entries], seed, max_bytes, max_samples)
+    task = partial(task, first_shard=first_shard, generation=generation)
+    written = [e for entries in engine.map_shards(task, range(len(plan))) for e in entries]
+    tars = [e for e in written if e["format"] == WEBDATASET]
+    return manifest(written, seed, max_bytes, max_samples, [generation_entry(generation, tars)])

@@ -36,7 +36,7 @@ def published_rows(published: Path, shard: int) -> dict[str, str]:
     shard the published split does not have)."""
     rows: dict[str, str] = {}
     for name in SPLITS:
-        if part_path(published / name, shard).is_file():
+        if part_path(published / name, shard).exists():
             ids = read_shard(published / name, shard, ["doc_id"]).column("doc_id").to_pylist()
             rows.update(dict.fromkeys(ids, name))
     return rows
@@ -50,7 +50,7 @@ def shard_anchors(
     found: dict[str, set[str]] = {}
     for name in SPLITS:
         path = part_path(published / name, shard)
-        if not path.is_file():
+        if not path.exists():
             continue
         table = read_shard(published / name, shard, ["doc_id", "entity"])
         for component in set(name_components(table)):

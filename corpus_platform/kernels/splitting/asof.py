@@ -22,8 +22,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.generations import generation_of, shard_generation_files
 from corpus_platform.base.hashing import shard_of
-from corpus_platform.base.shards import iter_shards, read_parquet, read_shard, write_parquet
+from corpus_platform.base.shards import (
+    part_path,
+    read_parquet,
+    read_shard,
+    write_parquet,
+)
 from corpus_platform.config import AsofFeature
 from corpus_platform.kernels.splitting.temporal import MICROS_PER_DAY
 
@@ -38,14 +44,23 @@ def spill_by_entity(
     shard: int, upstream: Path, scratch: Path, features: tuple[AsofFeature, ...], num_shards: int
 ) -> int:
     """Route one doc shard's rows to entity shards; return rows routed."""
-    table = read_shard(
-        upstream, shard, ["doc_id", "entity", "timestamp", *_source_columns(features)]
-    )
+    table = read_shard(upstream, shard, history_columns(features))
+    return spill_table(table, shard, scratch, num_shards)
+
+
+def history_columns(features: tuple[AsofFeature, ...]) -> list[str]:
+    """The columns the as-of features are computed from."""
+    return ["doc_id", "entity", "timestamp", *_source_columns(features)]
+
+
+def spill_table(table: pa.Table, source: int, scratch: Path, num_shards: int) -> int:
+    """Route the rows of ``table`` (:func:`history_columns`) with a timestamp to entity shards,
+    as spill file ``source`` of each; return rows routed."""
     table = table.filter(pc.is_valid(table.column("timestamp")))
     targets = np.array([shard_of(e, num_shards) for e in table.column("entity").to_pylist()])
     for target in np.unique(targets):
         part = table.filter(pa.array(targets == target))
-        write_parquet(part, scratch / "by_entity" / f"{int(target):05d}" / f"{shard:05d}.parquet")
+        write_parquet(part, scratch / "by_entity" / f"{int(target):05d}" / f"{source:05d}.parquet")
     return len(table)
 
 
@@ -139,12 +154,22 @@ def brute_force(
     return float(sum(seen)) if feature.agg == "sum" else float(sum(seen) / len(seen))
 
 
+def _files(root: Path, num_shards: int) -> list[tuple[int, Path]]:
+    """(generation, file) of every file of every shard of a dataset folder."""
+    return [
+        (generation_of(f), f)
+        for shard in range(num_shards)
+        for f in shard_generation_files(part_path(root, shard))
+    ]
+
+
 def sample_check(
     split_roots: list[Path],
     history_root: Path,
     num_shards: int,
     features: tuple[AsofFeature, ...],
     keep: Callable[[str], bool],
+    visible: Callable[[int], set[int]] | None = None,
 ) -> tuple[int, list[str]]:
     """Recompute the as-of features of a sample of rows by brute force and compare.
 
@@ -152,39 +177,42 @@ def sample_check(
         split_roots: Folders holding the rows with computed features (one per split).
         history_root: The dataset the features were computed from (every earlier row).
         keep: Deterministic sampling predicate on doc_id.
+        visible: For a row of split generation ``g``, the generations of ``history_root`` its
+            features were computed from (an appended row sees what was published when it was,
+            never a later arrival); every generation when None.
 
     Returns:
         (rows checked, up to ten mismatch descriptions).
     """
-    sampled: dict[str, tuple[str, int, dict[str, float | None]]] = {}
+    columns = ["doc_id", "entity", "timestamp", *(f.name for f in features)]
+    sampled: dict[str, tuple[str, int, dict[str, float | None], int]] = {}
     for root in split_roots:
-        for _, table in iter_shards(
-            root, num_shards, ["doc_id", "entity", "timestamp", *(f.name for f in features)]
-        ):
-            for row in table.to_pylist():
+        for generation, path in _files(root, num_shards):
+            for row in read_parquet(path, columns).to_pylist():
                 if row["timestamp"] is not None and keep(row["doc_id"]):
-                    micros_at = _micros(row["timestamp"])
-                    sampled[row["doc_id"]] = (
-                        row["entity"],
-                        micros_at,
-                        {f.name: row[f.name] for f in features},
-                    )
-    entities = pa.array(sorted({e for e, _, _ in sampled.values()}), pa.string())
-    history: dict[str, list[tuple[int, dict[str, float | None]]]] = {}
-    columns = _source_columns(features)
-    for _, table in iter_shards(history_root, num_shards, ["entity", "timestamp", *columns]):
+                    values = {f.name: row[f.name] for f in features}
+                    at = _micros(row["timestamp"])
+                    sampled[row["doc_id"]] = (row["entity"], at, values, generation)
+    entities = pa.array(sorted({e for e, _, _, _ in sampled.values()}), pa.string())
+    history: dict[str, list[tuple[int, dict[str, float | None], int]]] = {}
+    sources = _source_columns(features)
+    for generation, path in _files(history_root, num_shards):
+        table = read_parquet(path, ["entity", "timestamp", *sources])
         table = table.filter(
             pc.and_(
                 pc.is_in(table.column("entity"), entities), pc.is_valid(table.column("timestamp"))
             )
         )
         for row in table.to_pylist():
-            history.setdefault(row["entity"], []).append((_micros(row["timestamp"]), row))
+            entry = (_micros(row["timestamp"]), row, generation)
+            history.setdefault(row["entity"], []).append(entry)
     mismatches: list[str] = []
-    for doc_id, (entity, at, computed) in sorted(sampled.items()):
+    for doc_id, (entity, at, computed, generation) in sorted(sampled.items()):
+        seen = None if visible is None else visible(generation)
+        rows = [(t, r) for t, r, g in history.get(entity, []) if seen is None or g in seen]
         for feature in features:
-            rows = [(t, r[feature.column]) for t, r in history.get(entity, [])]
-            expected, got = brute_force(at, rows, feature), computed[feature.name]
+            expected = brute_force(at, [(t, r[feature.column]) for t, r in rows], feature)
+            got = computed[feature.name]
             same = (expected is None and got is None) or (
                 expected is not None
                 and got is not None

@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from corpus_platform.base.names import SPLITS
-from corpus_platform.base.shards import iter_batches, iter_shards, part_path
+from corpus_platform.base.shards import iter_batches, iter_shards, part_path, read_parquet
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.kernels.dedup import DedupParams, signature_shard, sorted_jaccard
 
@@ -108,13 +107,10 @@ def _assignments(root: Path, shards: range | list[int]) -> dict[str, str]:
     where: dict[str, str] = {}
     for name in SPLITS:
         for shard in shards:
-            path = root / name / f"part-{shard:05d}.parquet"
-            if path.is_file():
-                where.update(
-                    dict.fromkeys(
-                        pq.read_table(path, columns=["doc_id"]).column(0).to_pylist(), name
-                    )
-                )
+            path = part_path(root / name, shard)
+            if path.exists():
+                ids = read_parquet(path, ["doc_id"]).column(0).to_pylist()
+                where.update(dict.fromkeys(ids, name))
     return where
 
 

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
+from corpus_platform.base.generations import shard_generation_files
 from corpus_platform.base.hashing import TextNormalization, unit_interval
 from corpus_platform.base.names import HELD_OUT, TRAIN
-from corpus_platform.base.shards import part_path, read_shard
+from corpus_platform.base.shards import part_path, read_parquet
 from corpus_platform.kernels.dedup.minhash import shingle_sets
 
 SALT = "split-recall-sample"
@@ -42,16 +44,32 @@ class RecallSample:
         return len(self.doc_ids)
 
 
+def _rows(folder: Path, shard: int, generation: int | None, new: bool) -> pa.Table | None:
+    """(doc_id, text) of one shard's files of a generation (see :func:`shard_generation_files`);
+    None when it has none."""
+    files = shard_generation_files(part_path(folder, shard), generation, new)
+    if not files:
+        return None
+    tables = [read_parquet(f, ["doc_id", "text"]) for f in files]
+    return pa.concat_tables(tables)
+
+
 def shard_candidates(
-    shard: int, split_root: Path, seed: int, size: int
+    shard: int,
+    split_root: Path,
+    seed: int,
+    size: int,
+    generation: int | None = None,
+    new: bool = True,
 ) -> list[tuple[float, str, str]]:
     """The ``size`` held-out rows of one shard with the smallest seeded hash: (hash, doc_id,
-    text); merged across shards they give the sample."""
+    text); merged across shards they give the sample. ``generation``: only the rows of that
+    generation (``new``) or of the others (``not new``)."""
     rows: list[tuple[float, str, str]] = []
     for name in HELD_OUT:
-        if not part_path(split_root / name, shard).is_file():
+        table = _rows(split_root / name, shard, generation, new)
+        if table is None:
             continue
-        table = read_shard(split_root / name, shard, ["doc_id", "text"])
         for doc_id, text in zip(
             table["doc_id"].to_pylist(), table["text"].to_pylist(), strict=True
         ):
@@ -84,13 +102,15 @@ def shard_recall_hits(
     ngram: int,
     normalization: TextNormalization,
     threshold: float,
+    generation: int | None = None,
+    new: bool = True,
 ) -> tuple[int, list[tuple[str, str, float]]]:
     """Train rows of one shard compared with the whole sample: (train rows compared, every pair
-    at or above ``threshold`` as (held-out doc_id, train doc_id, Jaccard))."""
-    path = part_path(split_root / TRAIN, shard)
-    if not len(sample) or not path.is_file():
+    at or above ``threshold`` as (held-out doc_id, train doc_id, Jaccard)). ``generation``:
+    only the train rows of that generation (``new``) or of the others (``not new``)."""
+    table = _rows(split_root / TRAIN, shard, generation, new)
+    if not len(sample) or table is None:
         return 0, []
-    table = read_shard(split_root / TRAIN, shard, ["doc_id", "text"])
     ids, texts = table["doc_id"].to_pylist(), table["text"].to_pylist()
     hits: list[tuple[str, str, float]] = []
     for start in range(0, len(ids), BATCH):

@@ -30,9 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.hashing import BUCKETS, bucket_of
 from corpus_platform.base.names import SPLITS
-from corpus_platform.base.shards import part_path, read_shard, write_parquet
+from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.config import AsofFeature
 from corpus_platform.kernels.splitting.anchors import Anchors, anchored, published_rows
 from corpus_platform.kernels.splitting.asof import asof_columns
@@ -145,9 +146,10 @@ def split_shard(shard: int, upstream: Path, staging: Path, plan: SplitPlan) -> d
     table = table.append_column("component", pa.array(component, pa.string()))
     table = table.append_column("bucket", pa.array(buckets, pa.int32()))
     column = pa.array(placed, pa.string())
-    for name in SPLITS:
-        write_parquet(table.filter(pc.equal(column, name)), part_path(staging / name, shard))
+    for name in SPLITS:  # generation 0: a build from scratch
+        part = table.filter(pc.equal(column, name))
+        write_parquet(part, generation_path(staging / name, shard, 0))
     dropped_mask = pc.invert(pc.is_in(column, pa.array(list(SPLITS))))
     dropped = table.append_column("reason", column).filter(dropped_mask)
-    write_parquet(dropped, part_path(staging / "dropped", shard))
+    write_parquet(dropped, generation_path(staging / "dropped", shard, 0))
     return dict(Counter(placed))

@@ -48,6 +48,17 @@ class Cutoffs:
             return "validation" if self.gap == 0 or micros < self.test[0] - self.gap else EMBARGO
         return "test"
 
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Cutoffs:
+        """The cutoffs a manifest recorded (:meth:`as_dict`)."""
+        validation, test = data["validation_start"], data["test_start"]
+        assert isinstance(validation, list) and isinstance(test, list)
+        return cls(
+            (int(validation[0]), str(validation[1])),
+            (int(test[0]), str(test[1])),
+            int(data["gap_micros"]),  # type: ignore[call-overload]
+        )
+
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form for manifests and metadata."""
         return {

@@ -37,7 +37,7 @@ def changed_fitted_rows(shard: int, train: Path, fitted: Path, features: tuple[s
     """How many of one shard's fitted rows are no longer in ``train`` with the feature values
     the fit saw (NaN equal to NaN)."""
     path = part_path(fitted, shard)
-    if not path.is_file():
+    if not path.exists():
         return 0
     seen = read_shard(fitted, shard)
     missing = [name for name in features if name not in seen.column_names]
@@ -64,7 +64,7 @@ def _same(a: float | None, b: float | None) -> bool:
 
 def _fitted(fitted: Path, shard: int) -> pa.Array:
     path = part_path(fitted, shard)
-    if not path.is_file():
+    if not path.exists():
         return pa.array([], pa.string())
     return read_shard(fitted, shard, ["doc_id"]).column("doc_id").combine_chunks()
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.arrays import distinct
+from corpus_platform.base.generations import generation_path, read_generations
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
@@ -247,16 +248,23 @@ def statistics_document(
 
 
 def normalize_shard(
-    shard: int, folder: Path, staging: Path, features: dict[str, dict[str, float]]
+    shard: int,
+    folder: Path,
+    staging: Path,
+    features: dict[str, dict[str, float]],
+    generations: tuple[int, ...] | None = None,
+    generation: int = 0,
 ) -> int:
-    """Z-score one shard's features with frozen train statistics; return rows written."""
-    table = read_shard(folder, shard)
+    """Z-score one shard's features with frozen train statistics, as generation ``generation``
+    of ``staging``; return rows written. ``generations``: only the rows of those generations of
+    ``folder`` (an append), every row for None."""
+    table = read_generations(folder, shard, generations)
     for name, stats in features.items():
         index = table.schema.get_field_index(name)
         std = stats["std"] or 1.0
         scaled = pc.divide(pc.subtract(table.column(name), stats["mean"]), std)
         table = table.set_column(index, pa.field(name, pa.float64()), scaled)
-    write_parquet(table, part_path(staging, shard))
+    write_parquet(table, generation_path(staging, shard, generation))
     return len(table)
 
 

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.hashing import content_hash
 from corpus_platform.base.shards import part_path, write_sharded
 from corpus_platform.engine import LocalEngine
@@ -71,7 +72,7 @@ def test_disk_membership_equals_the_in_memory_one(
     )
     for shard in range(shards):
         expected = part_path(tmp_path / "expected", shard).read_bytes()
-        assert part_path(tmp_path / "got", shard).read_bytes() == expected
+        assert generation_path(tmp_path / "got", shard, 0).read_bytes() == expected
     assert on_disk.summary.sizes == cluster_sizes(reference.cluster_of)
     assert on_disk.summary.rows_in_clusters == len(reference.cluster_of) > 10
     assert on_disk.similar == len(reference.scored) > 0

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from corpus_platform.base.generations import generation_path
 from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.kernels.splitting.leakage import crossing_keys, crossing_pairs
 from corpus_platform.kernels.splitting.split import (
@@ -103,5 +104,5 @@ def test_split_is_the_same_on_rerun(tmp_path: Path) -> None:
     for name in ("a", "b"):
         split_shard(0, tmp_path / "up", tmp_path / name, SplitPlan("group", RATIOS, 5))
     for split in RATIOS:
-        a = (tmp_path / "a" / split / "part-00000.parquet").read_bytes()
-        assert a == (tmp_path / "b" / split / "part-00000.parquet").read_bytes()
+        a = generation_path(tmp_path / "a" / split, 0, 0).read_bytes()
+        assert a == generation_path(tmp_path / "b" / split, 0, 0).read_bytes()

@@ -1,0 +1,148 @@
+"""Generations: how a stage grows by appends without rewriting a published file.
+
+Every stage after ``filtered_documents`` keeps logical shard ``N`` as a folder
+``part-0000N.parquet/`` holding one file per generation (``g00000.parquet``,
+``g00001.parquet``, ...), and its side tables the same way (``clusters/part-0000N.parquet/``,
+``pairs/similar_pairs.parquet/``). A build from scratch writes generation 0; an append writes the
+next generation beside the published files, which it takes into the candidate unchanged (hard
+links), so every published file stays byte-identical. Readers read a shard folder as its
+generation files one after the other (:func:`corpus_platform.base.shards.shard_files`).
+
+A generation is named in the stage's manifest with what it was made from (the upstream units it
+took: raw batches for dedup, the upstream stage's generations after it) and its digest, the MD5 of
+its files (:func:`generation_digest`): a downstream stage appends only while the generations it
+took are still there with the same digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+
+from corpus_platform.base.shards import (
+    MANIFEST,
+    part_path,
+    read_parquet,
+    read_schema,
+    shard_files,
+)
+
+GENERATION_DIGITS = 5
+
+
+def generation_name(number: int) -> str:
+    """The file stem of generation ``number``: ``g00000``, ``g00001``, ..."""
+    return f"g{number:0{GENERATION_DIGITS}d}"
+
+
+def generation_of(path: Path) -> int:
+    """The generation a dataset file holds (``g00003.parquet`` -> 3; any other file: 0)."""
+    stem = path.name.removesuffix(".parquet")
+    return int(stem[1:]) if stem.startswith("g") and stem[1:].isdigit() else 0
+
+
+def shard_generation_files(
+    path: Path, generation: int | None = None, new: bool = True
+) -> list[Path]:
+    """The files of a logical shard (``path``): those of generation ``generation`` (``new``)
+    or of every other one (``not new``); all of them for ``None``. A missing shard has none."""
+    if not path.exists():
+        return []
+    files = shard_files(path)
+    if generation is None:
+        return files
+    return [f for f in files if (generation_of(f) == generation) == new]
+
+
+def read_generations(
+    folder: Path,
+    shard: int,
+    generations: Iterable[int] | None = None,
+    columns: list[str] | None = None,
+) -> pa.Table:
+    """One logical shard's rows of the generations ``generations`` (every row for None), one
+    generation after the other; an empty table of the shard's columns when none has rows."""
+    path = part_path(folder, shard)
+    files = shard_files(path)
+    if generations is not None:
+        wanted = set(generations)
+        files = [f for f in files if generation_of(f) in wanted]
+    if not files:
+        return read_schema(path).empty_table().select(columns or read_schema(path).names)
+    tables = [read_parquet(f, columns) for f in files]
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def generation_path(folder: Path, shard: int, number: int) -> Path:
+    """The file of generation ``number`` inside logical shard ``shard`` of a dataset folder."""
+    return part_path(folder, shard) / f"{generation_name(number)}.parquet"
+
+
+def side_generation_path(folder: Path, name: str, number: int) -> Path:
+    """The file of generation ``number`` of an unsharded side table ``name`` (a folder named like
+    the table's file, e.g. ``pairs/similar_pairs.parquet/g00000.parquet``)."""
+    return folder / name / f"{generation_name(number)}.parquet"
+
+
+def unit_files(folder: Path, stem: str) -> list[Path]:
+    """Every file of one unit under ``folder`` (a generation, or a raw batch of a stage kept by
+    batch): the files named ``<stem>.parquet`` or ``<stem>.json``, in path order."""
+    names = {f"{stem}.parquet", f"{stem}.json"}
+    return sorted(p for p in folder.rglob("*") if p.name in names and p.is_file())
+
+
+def generation_files(folder: Path, number: int) -> list[Path]:
+    """Every file of generation ``number`` under ``folder``, in path order."""
+    return unit_files(folder, generation_name(number))
+
+
+def file_md5(path: Path) -> str:
+    """The MD5 of a file's bytes (what DVC records for it)."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def unit_digest(folder: Path, stem: str) -> str:
+    """The digest of one unit of a stage folder (:func:`unit_files`): the MD5 of its files'
+    relative paths and MD5s, so equal units have equal digests wherever the folder is."""
+    digest = hashlib.md5(usedforsecurity=False)
+    for path in unit_files(folder, stem):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_md5(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def generation_digest(folder: Path, number: int) -> str:
+    """The digest of generation ``number`` of a stage folder (:func:`unit_digest`)."""
+    return unit_digest(folder, generation_name(number))
+
+
+def link_file(source: Path, target: Path) -> None:
+    """Take a published file into a candidate folder unchanged: a hard link where the filesystem
+    allows (DVC's cache files are read-only, so neither side can change), else a copy."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def link_published(published: Path, staging: Path, skip: tuple[str, ...] = (MANIFEST,)) -> int:
+    """Take every file of a published stage folder into ``staging`` unchanged, but the top-level
+    files and folders named in ``skip`` (the manifests and the dataset card an append writes
+    anew); return how many."""
+    linked = 0
+    for path in sorted(published.rglob("*")):
+        relative = path.relative_to(published)
+        if path.is_dir() or relative.parts[0] in skip:
+            continue
+        link_file(path, staging / relative)
+        linked += 1
+    return linked
