@@ -259,16 +259,36 @@ def category(path: str) -> str:
     top, _, rest = path.partition("/")
     if path.rsplit("/", 1)[-1] in MANIFEST_NAMES or path.startswith(CARD_DIR):
         return MANIFESTS
-    if not rest and top.endswith(".dvc"):
+    if path.endswith(".dvc"):
         return POINTERS
     return top if rest and top in STAGES else OTHER
 
 
-def written_files(before: Inventory, after: Inventory) -> dict:
+def cache_objects(cache: Path) -> dict[int, str]:
+    """inode -> MD5 of every object in a DVC cache (``files/md5/ab/cdef...``): a data file
+    hard-linked to an object holds the bytes of that MD5."""
+    found: dict[int, str] = {}
+    for path in (cache / "files" / "md5").glob("*/*"):
+        if path.is_file():
+            found[path.stat().st_ino] = path.parent.name + path.name
+    return found
+
+
+def same_object(inode_before: int, inode_after: int, objects: dict[int, str]) -> bool:
+    """Whether two inodes are links to DVC cache objects of the same MD5 (DVC re-linked a
+    file whose bytes did not change)."""
+    before, after = objects.get(inode_before), objects.get(inode_after)
+    return before is not None and before == after
+
+
+def written_files(
+    before: Inventory, after: Inventory, objects: dict[int, str] | None = None
+) -> dict:
     """What a build wrote under data/, from the inventories before and after it: files (and
     bytes) whose (inode, modification time) is new, in total and per :func:`category`, and the
     published files rewritten (a path there before whose file changed; manifests, card and DVC
-    pointers aside), at most five of them named."""
+    pointers aside, and a file DVC re-linked to an object of the same MD5, ``objects`` being
+    the cache's inodes before and after), at most five of them named."""
     known = {(inode, mtime) for inode, mtime, _ in before.values()}
     groups: dict[str, dict[str, int]] = {}
     for path, (inode, mtime, size) in sorted(after.items()):
@@ -284,6 +304,7 @@ def written_files(before: Inventory, after: Inventory) -> dict:
         if path in before
         and before[path][:2] != (inode, mtime)
         and category(path) not in (MANIFESTS, POINTERS)
+        and not same_object(before[path][0], inode, objects or {})
     )
     return {
         "files": sum(g["files"] for g in groups.values()),
@@ -305,6 +326,7 @@ def timed_build(project: Path, assets: list[str]) -> dict:
     out.unlink(missing_ok=True)
     data, cache, remote = project / "data", project / ".dvc" / "cache", project / DEFAULT_REMOTE
     before, cache_before, remote_before = inventory(data), folder_bytes(cache), folder_bytes(remote)
+    objects = cache_objects(cache)
     load_start = os.getloadavg()
     child = multiprocessing.get_context("spawn").Process(
         target=_build_child, args=(project, assets, out)
@@ -315,7 +337,7 @@ def timed_build(project: Path, assets: list[str]) -> dict:
     if not out.is_file():
         raise RuntimeError(f"the build of {project} died (exit code {child.exitcode})")
     result = json.loads(out.read_text(encoding="utf-8"))
-    written = written_files(before, inventory(data)) | {
+    written = written_files(before, inventory(data), objects | cache_objects(cache)) | {
         "dvc_cache": [cache_before, folder_bytes(cache)],
         "dvc_remote": [remote_before, folder_bytes(remote)],
     }

@@ -25,7 +25,7 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest.batches import (
     BatchPlan,
     batch_record,
-    file_sha256,
+    file_digests,
     plan_batches,
     summary_of,
 )
@@ -40,6 +40,8 @@ from corpus_platform.kernels.ingest.readers import list_input_files
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.provenance import stage_code_version
 from corpus_platform.store.registry import RAW_INPUT
+
+RAW_DIGESTS = Path(".corpus") / "cache" / "raw-digests.json"  # size, mtime, inode -> sha256
 
 # The settings a published batch was read with; a change reads every batch again.
 INGEST_SETTINGS: dict[str, tuple[str, ...]] = {
@@ -102,7 +104,8 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> S
     if waiting:
         context.log.info(f"{len(waiting)} raw files not in this run's partitions: {waiting[:10]}")
     names = [f.relative_to(root).as_posix() for f in files]
-    digests = {name: file_sha256(f) for name, f in zip(names, files, strict=True)}
+    known = corpus.root_path / RAW_DIGESTS
+    digests = file_digests(dict(zip(names, files, strict=True)), known)
     plan = plan_batches(names, digests, published.batches, corpus.reingest, published.snapshot)
     with candidate_folder(corpus.stage_dir(RAW_DOCUMENTS)) as staging:
         summaries = read_new_batches(corpus, config, files, plan, staging)

@@ -13,6 +13,7 @@ from corpus_platform.base.names import (
     SIMILAR_PAIRS,
     SPLIT_DOCUMENTS,
     SPLITS,
+    TRAIN,
 )
 from corpus_platform.base.shards import (
     MANIFEST,
@@ -51,6 +52,8 @@ from corpus_platform.kernels.splitting.recall import (
     shard_candidates,
     shard_recall_hits,
 )
+from corpus_platform.kernels.splitting.recall_cache import CACHE as RECALL_CACHE
+from corpus_platform.kernels.splitting.recall_cache import prune
 from corpus_platform.kernels.splitting.temporal import MICROS_PER_DAY, check_order
 from corpus_platform.kernels.splitting.touched import (
     crossing_keys_touched,
@@ -195,6 +198,9 @@ def held_out_sample_has_no_train_neighbour(corpus: CorpusProject, candidate: Pat
     generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
     passes = [(None, None)] if generation is None else [(generation, None), (None, generation)]
     results = [recall_pass(corpus, candidate, held, train) for held, train in passes]
+    params = DedupParams.from_config(config)
+    cache = corpus.root_path / RECALL_CACHE
+    prune(cache, candidate / TRAIN, config.num_shards, params.shingle_size, params.normalization)
     sampled = sum(n for n, _, _ in results)
     if not sampled:
         return CheckOutcome.not_applicable("no held-out row with text to sample")
@@ -231,6 +237,7 @@ def recall_pass(
         normalization=params.normalization,
         threshold=params.pair_threshold,
         generation=train,
+        cache=corpus.root_path / RECALL_CACHE,
     )
     results = engine.map_shards(compare, shards)
     return len(sample), sum(n for n, _ in results), [h for _, found in results for h in found]

@@ -14,6 +14,7 @@ from corpus_platform.base.names import (
 )
 from corpus_platform.base.shards import count_rows, read_json
 from corpus_platform.defs.checks import StageChecks
+from corpus_platform.defs.generations import changed_published_files
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.statistics.epochs import (
     FITTED_IDS,
@@ -28,6 +29,7 @@ from corpus_platform.kernels.statistics.fit import (
     split_fingerprint,
 )
 from corpus_platform.kernels.statistics.recompute import fit_mismatches, recompute_train_statistics
+from corpus_platform.store.snapshots import current_snapshot
 
 
 def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
@@ -50,38 +52,59 @@ def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> CheckOutc
             )
             gone = sum(missing for _, missing in parts)
         used = split_fingerprint([shard_partial(s, view, ()) for s in shards])
+        kept = kept_verbatim(corpus, candidate)
         features = fitted["features"]
         edges = {name: features[name]["histogram"]["edges"] for name in config.feature_columns}
-        audit = recompute_train_statistics(
-            view,
-            config.num_shards,
-            edges,
-            "text" in fitted,
-            engine,
-            scratch / "audit",
-            fitted.get("text", {}).get("document_frequency_top_k", []),
-        )
-    mismatches = fit_mismatches(fitted, audit, config.feature_columns)
+        audit = None
+        if kept is None:  # a kept fit's rows (same fingerprint) give the recomputation it had
+            audit = recompute_train_statistics(
+                view,
+                config.num_shards,
+                edges,
+                "text" in fitted,
+                engine,
+                scratch / "audit",
+                fitted.get("text", {}).get("document_frequency_top_k", []),
+            )
+    mismatches = fit_mismatches(fitted, audit, config.feature_columns) if audit else []
     same_rows = (
         fitted["fitted_on"]["fingerprint"] == used
         and fitted["fitted_on"]["split"] == TRAIN
         and not gone
     )
     train_rows = count_rows(train, config.num_shards)
+    recomputed = (
+        f"recomputation mismatches: {len(mismatches)}"
+        if kept is None
+        else f"the fit of {kept} kept byte for byte (recomputed when it was published)"
+    )
     return CheckOutcome.from_metadata(
         passed=same_rows and not mismatches,
         metadata={
             "verdict": f"fitted on {fitted['fitted_on']['rows']} rows of "
             f"{fitted['fitted_on']['split']}; train split now has {train_rows} rows "
-            f"({train_rows - audit.rows} added since the fit); fitted rows no longer in train: "
-            f"{gone}; fingerprints {'match' if same_rows else 'differ'}; recomputation "
-            f"mismatches: {len(mismatches)}",
+            f"({train_rows - fitted['fitted_on']['rows']} added since the fit); fitted rows no "
+            f"longer in train: {gone}; fingerprints {'match' if same_rows else 'differ'}; "
+            f"{recomputed}",
             "fitted_fingerprint": fitted["fitted_on"]["fingerprint"],
             "fit_rows_fingerprint": used,
             "train_fingerprint": current,
             "recomputation_mismatches": mismatches[:10],
         },
     )
+
+
+def kept_verbatim(corpus: CorpusProject, candidate: Path) -> str | None:
+    """The published snapshot a candidate fit is, file for file (a fit kept through an
+    append), or None (a fit made now)."""
+    published = corpus.stage_dir(FITTED_STATISTICS)
+    if not (published / STATISTICS_FILE).is_file() or candidate.resolve() == published.resolve():
+        return None
+    if changed_published_files(candidate, published, rewritten=()):
+        return None
+    ours = {p.relative_to(candidate) for p in candidate.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(published) for p in published.rglob("*") if p.is_file()}
+    return current_snapshot(corpus.root_path, published) if ours == theirs else None
 
 
 def train_drift_within_thresholds(corpus: CorpusProject, candidate: Path) -> CheckOutcome:

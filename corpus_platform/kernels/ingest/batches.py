@@ -13,6 +13,7 @@ FILE``, or ``--full`` for all).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,24 @@ def file_sha256(path: Path) -> str:
         while chunk := handle.read(READ_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def file_digests(files: dict[str, Path], known: Path) -> dict[str, str]:
+    """The SHA-256 of every raw file (name -> path), read again only when a file's size,
+    modification time or inode differ from what ``known`` (a JSON file outside the stage
+    folder: these facts belong to this machine, not to the data) recorded when it was last
+    read; ``known`` is rewritten with what holds now."""
+    seen = json.loads(known.read_text(encoding="utf-8")) if known.is_file() else {}
+    digests, now = {}, {}
+    for name, path in files.items():
+        info = path.stat()
+        identity = [info.st_size, info.st_mtime_ns, info.st_ino]
+        recorded = seen.get(name)
+        digest = recorded[1] if recorded and recorded[0] == identity else file_sha256(path)
+        digests[name], now[name] = digest, [identity, digest]
+    known.parent.mkdir(parents=True, exist_ok=True)
+    known.write_text(json.dumps(now, sort_keys=True), encoding="utf-8")
+    return digests
 
 
 def batch_record(sha256: str, summary: FileSummary) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from corpus_platform.base.shards import read_shard
+from corpus_platform.base.shards import batch_part_path, read_parquet, read_shard
 
 if TYPE_CHECKING:
     import great_expectations as gx
@@ -139,10 +139,16 @@ def validate_shard(
     folder: Path,
     features: tuple[str, ...],
     ranges: dict[str, tuple[float | None, float | None]],
+    batches: tuple[str, ...] | None = None,
 ) -> tuple[int, list[str]]:
     """Validate one shard of ``folder`` (a task for the engine's workers, each of which builds
-    the suite once); return the suite's number of expectations and the shard's failures
-    described, each prefixed with the shard."""
+    the suite once), or only its files of the raw batches ``batches``; return the suite's
+    number of expectations and the shard's failures described, each prefixed with the shard."""
     suite = _suite(features, tuple(sorted((k, tuple(v)) for k, v in ranges.items())))
-    failures = validate(read_shard(folder, shard), suite)
+    if batches is None:
+        table = read_shard(folder, shard)
+    else:
+        tables = [read_parquet(batch_part_path(folder, shard, b)) for b in batches]
+        table = pa.concat_tables(tables) if tables else read_shard(folder, shard).slice(0, 0)
+    failures = validate(table, suite)
     return len(suite.expectations), [f"shard {shard}: {f.describe()}" for f in failures]

@@ -25,7 +25,8 @@ from corpus_platform.base.generations import shard_generation_files
 from corpus_platform.base.hashing import TextNormalization, unit_interval
 from corpus_platform.base.names import HELD_OUT, TRAIN
 from corpus_platform.base.shards import part_path, read_parquet
-from corpus_platform.kernels.dedup.minhash import shingle_sets
+from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
+from corpus_platform.kernels.splitting.recall_cache import file_sets
 
 SALT = "split-recall-sample"
 BATCH = 2048  # train rows shingled together
@@ -104,30 +105,52 @@ def shard_recall_hits(
     threshold: float,
     generation: int | None = None,
     new: bool = True,
+    cache: Path | None = None,
 ) -> tuple[int, list[tuple[str, str, float]]]:
     """Train rows of one shard compared with the whole sample: (train rows compared, every pair
     at or above ``threshold`` as (held-out doc_id, train doc_id, Jaccard)). ``generation``:
-    only the train rows of that generation (``new``) or of the others (``not new``)."""
-    table = _rows(split_root / TRAIN, shard, generation, new)
-    if not len(sample) or table is None:
+    only the train rows of that generation (``new``) or of the others (``not new``).
+    ``cache``: where the train rows' shingle sets are kept per split file
+    (:mod:`~corpus_platform.kernels.splitting.recall_cache`)."""
+    files = shard_generation_files(part_path(split_root / TRAIN, shard), generation, new)
+    if not len(sample) or not files:
         return 0, []
-    ids, texts = table["doc_id"].to_pylist(), table["text"].to_pylist()
-    hits: list[tuple[str, str, float]] = []
-    for start in range(0, len(ids), BATCH):
-        sets = shingle_sets([t or "" for t in texts[start : start + BATCH]], ngram, normalization)
-        for i in range(len(sets)):
-            row = sets.row(i)
-            left = np.searchsorted(sample.shingles, row, side="left")
-            right = np.searchsorted(sample.shingles, row, side="right")
-            found = right > left
-            if not found.any():
-                continue
-            owners = np.concatenate(
-                [sample.owners[a:b] for a, b in zip(left[found], right[found], strict=True)]
-            )
-            shared = np.bincount(owners, minlength=len(sample))
-            union = sample.sizes + len(row) - shared
-            jaccard = np.where(union > 0, shared / np.maximum(union, 1), 0.0)
-            for j in np.flatnonzero(jaccard >= threshold).tolist():
-                hits.append((sample.doc_ids[j], ids[start + i], float(jaccard[j])))
-    return len(ids), hits
+    rows, hits = 0, []
+    for file in files:
+        ids, sets = file_sets(file, ngram, normalization, cache)
+        for start in range(0, len(ids), BATCH):
+            stop = min(start + BATCH, len(ids))
+            low, high = sets.offsets[start], sets.offsets[stop]
+            part = ShingleSets(sets.values[low:high], sets.offsets[start : stop + 1] - low)
+            for row, owner, jaccard in batch_hits(part, sample, threshold):
+                hits.append((sample.doc_ids[owner], ids[start + row], jaccard))
+        rows += len(ids)
+    return rows, hits
+
+
+def batch_hits(
+    sets: ShingleSets, sample: RecallSample, threshold: float
+) -> list[tuple[int, int, float]]:
+    """Every (row of ``sets``, sampled row, Jaccard) at or above ``threshold``, for a batch at
+    once: each row's shingles are looked up in the sample's sorted shingles, the matches
+    counted per (row, sampled row), and the Jaccard computed from the counts and the set sizes."""
+    sizes = np.diff(sets.offsets).astype(np.int64)
+    row_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    left = np.searchsorted(sample.shingles, sets.values, side="left")
+    right = np.searchsorted(sample.shingles, sets.values, side="right")
+    found = right > left
+    if not found.any():
+        return []
+    starts, counts = left[found], (right - left)[found]
+    # the sampled rows holding each matched shingle: sample.owners[start:start + count], flattened
+    offsets = np.cumsum(counts) - counts
+    flat = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    owners = sample.owners[flat]
+    rows = np.repeat(row_of[found], counts)
+    width = np.int64(len(sample))
+    keys, shared = np.unique(rows * width + owners, return_counts=True)
+    row, owner = keys // width, keys % width
+    union = sizes[row] + sample.sizes[owner] - shared
+    jaccard = np.where(union > 0, shared / np.maximum(union, 1), 0.0)
+    chosen = np.flatnonzero(jaccard >= threshold)
+    return [(int(row[i]), int(owner[i]), float(jaccard[i])) for i in chosen.tolist()]

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from corpus_platform.base.names import batch_key
+from corpus_platform.kernels.ingest import batches
 from corpus_platform.kernels.ingest.batches import file_sha256, plan_batches
 from corpus_platform.kernels.ingest.decoding import InputError
 
@@ -53,3 +54,20 @@ def test_batch_keys_are_distinct_file_names_and_digests_follow_bytes(tmp_path: P
     two.write_bytes(b"x" * 2_999_999 + b"y")
     assert file_sha256(one) != file_sha256(two)
     assert file_sha256(one) == file_sha256(one)
+
+
+def test_raw_files_are_hashed_again_only_when_they_change(tmp_path: Path, monkeypatch) -> None:
+    raw = {name: tmp_path / name for name in ("a.jsonl", "b.jsonl")}
+    for name, path in raw.items():
+        path.write_text(f'{{"id": "{name}"}}\n', encoding="utf-8")
+    known = tmp_path / "cache" / "digests.json"
+    first = batches.file_digests(raw, known)
+    assert first == {name: batches.file_sha256(path) for name, path in raw.items()}
+    hashed: list[Path] = []
+    real = batches.file_sha256
+    monkeypatch.setattr(batches, "file_sha256", lambda p: hashed.append(p) or real(p))
+    assert batches.file_digests(raw, known) == first and hashed == []  # nothing changed
+    raw["b.jsonl"].write_text('{"id": "b", "more": 1}\n', encoding="utf-8")
+    again = batches.file_digests(raw, known)
+    assert hashed == [raw["b.jsonl"]] and again["b.jsonl"] != first["b.jsonl"]
+    assert again["a.jsonl"] == first["a.jsonl"]

@@ -10,11 +10,14 @@ import pyarrow as pa
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION
 from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.engine import LocalEngine
+from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.splitting.recall import (
+    batch_hits,
     build_sample,
     shard_candidates,
     shard_recall_hits,
 )
+from corpus_platform.kernels.splitting.recall_cache import file_sets, prune
 
 WORDS = [
     "river",
@@ -96,3 +99,59 @@ def test_the_sample_is_seeded_and_bounded(tmp_path: Path) -> None:
     again = build_sample(parts[::-1], 5, 5, DEFAULT_NORMALIZATION)
     assert len(first) == 5 and first.doc_ids == again.doc_ids
     assert set(first.doc_ids) <= {d for d, _ in held}
+
+
+def test_a_batch_finds_every_pair_at_the_threshold_that_a_plain_count_finds() -> None:
+    """The vectorized batch lookup against Jaccard counted pair by pair with Python sets, on
+    rows edited from the sampled ones at many distances (and unrelated rows)."""
+    rng = random.Random(4)
+    held = [text(rng, 80) for _ in range(12)]
+    train = []
+    for base in held:
+        words = base.split()
+        for edits in (0, 2, 5, 9, 15):
+            changed = list(words)
+            for at in rng.sample(range(len(words)), edits):
+                changed[at] = f"edit{rng.randrange(10**6)}"
+            train.append(" ".join(changed))
+    train += [text(rng, 80) for _ in range(20)]
+    candidates = [[(float(i), f"h{i}", t) for i, t in enumerate(held)]]
+    sample = build_sample(candidates, len(held), 5, DEFAULT_NORMALIZATION)
+    sets = shingle_sets(train, 5, DEFAULT_NORMALIZATION)
+    for threshold in (0.3, 0.6, 0.9):
+        found = {(r, sample.doc_ids[o]): j for r, o, j in batch_hits(sets, sample, threshold)}
+        expected = {
+            (r, f"h{i}"): jaccard(t, h)
+            for r, t in enumerate(train)
+            for i, h in enumerate(held)
+            if jaccard(t, h) >= threshold
+        }
+        assert found.keys() == expected.keys() and len(expected) > 0, threshold
+        assert all(abs(found[k] - expected[k]) < 1e-12 for k in expected)
+
+
+def test_the_shingle_cache_gives_the_computed_sets_and_drops_entries_of_gone_files(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(6)
+    rows = pa.table(
+        {"doc_id": [f"t{i}" for i in range(30)], "text": [text(rng) for _ in range(30)]}
+    )
+    split = tmp_path / "split" / "train"
+    write_parquet(rows, part_path(split, 0))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    fresh_ids, fresh = file_sets(part_path(split, 0), 5, DEFAULT_NORMALIZATION, None)
+    first_ids, first = file_sets(part_path(split, 0), 5, DEFAULT_NORMALIZATION, cache)
+    (entry,) = cache.iterdir()
+    again_ids, again = file_sets(part_path(split, 0), 5, DEFAULT_NORMALIZATION, cache)
+    for ids, sets in ((first_ids, first), (again_ids, again)):  # computed, then read back
+        assert ids == fresh_ids
+        assert sets.values.tolist() == fresh.values.tolist()
+        assert sets.offsets.tolist() == fresh.offsets.tolist()
+    assert list(cache.iterdir()) == [entry]
+    assert prune(cache, split, 1, 5, DEFAULT_NORMALIZATION) == 0  # its file is still there
+    part_path(split, 0).unlink()
+    write_parquet(rows.slice(1), part_path(split, 0))  # a rebuilt file: a new identity
+    assert prune(cache, split, 1, 5, DEFAULT_NORMALIZATION) == 1
+    assert not list(cache.iterdir())
