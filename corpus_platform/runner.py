@@ -164,6 +164,13 @@ class BuildReport:
                     + ("joining entities" if through["join_entities"] else "left out")
                     + ", split.link_dropped)"
                 )
+            short = meta["split_documents"].get("links_too_short_to_leak")
+            if short and (short["cluster_memberships"] or short["similar_pairs"]):
+                out.append(
+                    f"links too short to leak (under {short['min_link_shingles']} word n-grams, "
+                    f"split.min_link_shingles): {short['duplicate_clusters']} duplicate clusters, "
+                    f"{short['similar_pairs']} similar pairs left out"
+                )
         if "training_mix" in meta:
             out.append(
                 f"training mix draws per source: {meta['training_mix'].get('drawn_per_source')}"

@@ -223,6 +223,10 @@ class SplitConfig(_Model):
     # a link made only through a dropped duplicate (its cluster membership, a similar pair with
     # a dropped end) joins entities (true) or is left out and counted (false)
     link_dropped: bool = True
+    # a similar pair or duplicate cluster joins entities, and counts as a leak across splits,
+    # only when its texts have at least this many distinct word n-grams (dedup.shingle_size):
+    # boilerplate such as "New upstream release" links nothing (0: every pair links)
+    min_link_shingles: Annotated[int, Field(ge=0)] = 10
 
     @property
     def uses_time(self) -> bool:

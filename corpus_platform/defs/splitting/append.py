@@ -15,6 +15,7 @@ from corpus_platform.defs.generations import BuildPlan
 from corpus_platform.defs.publish import anchored_to
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.manifest import licence_counts, split_counts
+from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.splitting.append import (
     AppendSplit,
     append_graph,
@@ -73,7 +74,10 @@ def place_appended_rows(
     )
     shards, n = range(config.num_shards), config.num_shards
     graph = partial(append_graph, upstream=upstream, split=split, num_shards=n)
-    through = engine.map_shards(partial(graph, link_dropped=config.split.link_dropped), [0])[0]
+    graph = partial(
+        graph, link_dropped=config.split.link_dropped, params=DedupParams.from_config(config)
+    )
+    links = engine.map_shards(graph, [0])[0]
     engine.map_shards(partial(published_anchors, published=build.published, split=split), shards)
     components = engine.map_shards(partial(place_append, split=split, num_shards=n), [0])[0]
     if split.asof:
@@ -84,5 +88,10 @@ def place_appended_rows(
     rows: Counter[str] = Counter()
     for placed in engine.map_shards(write, shards):
         rows.update(placed)
-    links = {**through, "join_entities": config.split.link_dropped}
-    return {"rows": rows, "append_components": components, "links_through_dropped_rows": links}
+    through = {**links["through_dropped"], "join_entities": config.split.link_dropped}
+    return {
+        "rows": rows,
+        "append_components": components,
+        "links_through_dropped_rows": through,
+        "links_too_short_to_leak": links["too_short"],
+    }

@@ -34,13 +34,14 @@ from corpus_platform.defs.splitting.append import append_split
 from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
 from corpus_platform.defs.splitting.manifest import licence_counts, split_counts
 from corpus_platform.engine import Engine
+from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.splitting.anchors import merge_anchors, shard_anchors
 from corpus_platform.kernels.splitting.asof import compute_entity_shard, spill_by_entity
 from corpus_platform.kernels.splitting.component_graph import plan_components_on_engine
 from corpus_platform.kernels.splitting.components import ComponentReport, ComponentStats
 from corpus_platform.kernels.splitting.cut import ComponentPlan
 from corpus_platform.kernels.splitting.leakage import moved_into_train
-from corpus_platform.kernels.splitting.links import links_without_dropped
+from corpus_platform.kernels.splitting.links import split_links
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder
@@ -70,11 +71,17 @@ def component_plan(
     if config.split.mode not in ("group", "time_group"):
         return None
     clusters, pairs = upstream / "clusters", upstream / SIMILAR_PAIRS
-    kept_clusters, kept_pairs, through = links_without_dropped(
-        clusters, pairs, config.num_shards, scratch / "links", engine
+    params = DedupParams.from_config(config)
+    clusters, pairs, through, short = split_links(
+        clusters,
+        pairs,
+        upstream,
+        config.num_shards,
+        scratch / "links",
+        engine,
+        params,
+        config.split.link_dropped,
     )
-    if not config.split.link_dropped:  # links through dropped duplicates join nothing
-        clusters, pairs = kept_clusters, kept_pairs
     plan = plan_components_on_engine(
         upstream,
         pairs,
@@ -87,7 +94,9 @@ def component_plan(
         clusters,
     )
     plan = replace(
-        plan, through_dropped={**through.as_dict(), "join_entities": config.split.link_dropped}
+        plan,
+        through_dropped={**through.as_dict(), "join_entities": config.split.link_dropped},
+        too_short=short.as_dict(),
     )
     if plan.error is not None:
         raise dg.Failure(
@@ -158,6 +167,8 @@ def component_metadata(plan: ComponentPlan) -> dict[str, dg.MetadataValue]:
     }
     if plan.through_dropped is not None:
         metadata["links_through_dropped_rows"] = dg.MetadataValue.json(plan.through_dropped)
+    if plan.too_short is not None:
+        metadata["links_too_short_to_leak"] = dg.MetadataValue.json(plan.too_short)
     if report.oversize:
         metadata["oversize_components"] = dg.MetadataValue.md(_components_table(report.oversize))
     if plan.cuts:

@@ -28,10 +28,13 @@ from corpus_platform.defs.generations import (
 )
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.append_checks import (
+    dedup_units,
     kept_verbatim,
     neighbours_of_new_rows,
     new_pairs,
     scope,
+    short_rule,
+    too_short_to_leak,
 )
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.ingest.licences import denied_rows
@@ -122,24 +125,31 @@ def no_entity_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutc
 
 
 def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
-    """No duplicate cluster, and no similar pair above the split threshold, spans two splits."""
+    """No duplicate cluster, and no similar pair above the split threshold, spans two splits;
+    clusters and pairs too short to leak (``split.min_link_shingles``) are exempt, as the split
+    leaves them out of its links."""
     config = corpus.load()
     root, shards = candidate, config.num_shards
     generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
+    params, dedup = DedupParams.from_config(config), corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
     if generation is None:
-        clusters = crossing_keys(root, shards, "cluster_id", "duplicate clusters")
-        pairs = read_parquet(corpus.stage_dir(DEDUPLICATED_DOCUMENTS) / SIMILAR_PAIRS)
-        similar = crossing_pairs(root, shards, pairs)
+        pairs = read_parquet(dedup / SIMILAR_PAIRS)
+        short = too_short_to_leak(corpus, pairs)
+        clusters = crossing_keys(root, shards, "cluster_id", "duplicate clusters", short.clusters)
+        similar = crossing_pairs(root, shards, pairs.filter(short.linking))
     else:  # an append: the new rows' clusters and pairs, against every row
         kind = "duplicate clusters"
-        clusters = crossing_keys_touched(root, shards, "cluster_id", kind, generation)
         pairs = new_pairs(corpus, candidate, generation)
-        params = DedupParams.from_config(config)
+        short = too_short_to_leak(corpus, pairs, dedup_units(candidate, generation))
+        exempt = short.clusters
+        clusters = crossing_keys_touched(root, shards, "cluster_id", kind, generation, exempt)
         similar, _ = crossing_pairs_touched(root, shards, pairs, generation, params)
     return CheckOutcome.from_metadata(
         passed=clusters.passed and similar.passed,
         metadata={
             "verdict": f"{clusters.describe()}; {similar.describe()}",
+            "exempt_too_short_to_leak": f"{len(short.clusters)} duplicate clusters under "
+            f"{params.min_shingles} word n-grams (split.min_link_shingles)",
             "cluster_offenders": list(clusters.examples),
             "pair_offenders": list(similar.examples),
             "scope": scope(generation),
@@ -181,6 +191,7 @@ def no_train_neighbour_of_held_out_rows(corpus: CorpusProject, candidate: Path) 
             f"{params.pair_threshold}: {report.hits} of {report.queried}",
             "candidate_pairs_verified": report.candidates,
             "band_keys": source,
+            "too_short_to_leak": short_rule(params),
             "offenders": list(report.examples),
         },
     )
@@ -211,7 +222,11 @@ def held_out_sample_has_no_train_neighbour(corpus: CorpusProject, candidate: Pat
         f"train rows at Jaccard >= {threshold} with one of {sampled} sampled held-out rows: "
         f"{len(hits)} pairs ({sum(n for _, n, _ in results)} train rows compared)",
         [f"{held}~{train} ({jaccard:.3f})" for held, train, jaccard in hits[:10]],
-        {"sample_size": sampled, "scope": scope(generation)},
+        {
+            "sample_size": sampled,
+            "scope": scope(generation),
+            "too_short_to_leak": short_rule(params),
+        },
     )
 
 
@@ -238,6 +253,7 @@ def recall_pass(
         threshold=params.pair_threshold,
         generation=train,
         cache=corpus.root_path / RECALL_CACHE,
+        min_shingles=params.min_shingles,
     )
     results = engine.map_shards(compare, shards)
     return len(sample), sum(n for n, _ in results), [h for _, found in results for h in found]

@@ -77,6 +77,9 @@ class DedupParams:
     keep: str = "quality"
     verify: bool = True
     groups: int = BAND_GROUPS  # band groups: more for a corpus whose band keys exceed memory
+    # a pair joins entities (and leaks) only when both texts have this many distinct n-grams
+    # (split.min_link_shingles; :mod:`corpus_platform.kernels.splitting.content`)
+    min_shingles: int = 0
 
     def for_rows(self, rows: int, memory_mb: int) -> DedupParams:
         """These parameters with enough band groups for ``rows`` rows' band keys to be grouped
@@ -103,6 +106,7 @@ class DedupParams:
             normalization=TextNormalization(**dedup.normalization.model_dump()),
             keep=dedup.keep,
             verify=dedup.verify,
+            min_shingles=config.split.min_link_shingles,
         )
 
     @property

@@ -49,6 +49,8 @@ from corpus_platform.base.shards import (
     write_parquet,
 )
 from corpus_platform.config import AsofFeature
+from corpus_platform.engine import LocalEngine
+from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.splitting.asof import (
     asof_columns,
     compute_entity_shard,
@@ -56,6 +58,11 @@ from corpus_platform.kernels.splitting.asof import (
     spill_table,
 )
 from corpus_platform.kernels.splitting.component_graph import CLUSTER_NODE
+from corpus_platform.kernels.splitting.content import (
+    linking_pairs,
+    representatives,
+    short_link_ids,
+)
 from corpus_platform.kernels.splitting.split import BRIDGE, OUTSIDE_WINDOW, bucket_bounds, split_of
 from corpus_platform.kernels.splitting.temporal import EMBARGO, Cutoffs, micros
 from corpus_platform.kernels.splitting.unionfind import UnionFind
@@ -113,32 +120,36 @@ def new_rows(
     return read_generations(upstream, shard, generations, columns)
 
 
-def _dropped_ids(upstream: Path, num_shards: int) -> pa.Array:
-    clusters = upstream / "clusters"
-    ids = [
-        t.filter(pc.invert(t.column("kept"))).column("doc_id")
-        for _, t in iter_shards(clusters, num_shards, ["doc_id", "kept"])
-    ]
-    return pa.chunked_array([c for i in ids for c in i.chunks], pa.string()).combine_chunks()
+def _all_memberships(upstream: Path, num_shards: int) -> pa.Table:
+    """doc_id, representative, kept of every cluster membership, published or new."""
+    columns = ["doc_id", "representative", "kept"]
+    return pa.concat_tables([t for _, t in iter_shards(upstream / "clusters", num_shards, columns)])
 
 
 def append_graph(
-    _: int, upstream: Path, split: AppendSplit, num_shards: int, link_dropped: bool
-) -> dict[str, int]:
+    _: int,
+    upstream: Path,
+    split: AppendSplit,
+    num_shards: int,
+    link_dropped: bool,
+    params: DedupParams,
+) -> dict[str, dict[str, int]]:
     """The append's links (see step 1) to ``graph/edges.parquet`` and its new rows' entities to
-    ``graph/entities.parquet``; return the links through dropped rows it counted. An engine
-    task."""
+    ``graph/entities.parquet``; return the links through dropped rows and those too short to
+    leak it counted (:mod:`~.links`). An engine task."""
     entities, memberships, pairs = [], [], []
     for shard in range(num_shards):
         entities.append(new_rows(upstream, shard, split.generations, ["entity"]))
         for g in split.generations:
             path = generation_path(upstream / "clusters", shard, g)
-            memberships.append(read_parquet(path, ["cluster_id", "doc_id", "entity", "kept"]))
+            columns = ["cluster_id", "doc_id", "entity", "representative", "kept"]
+            memberships.append(read_parquet(path, columns))
     for g in split.generations:
         pairs.append(read_parquet(side_generation_path(upstream, SIMILAR_PAIRS, g)))
     members = pa.concat_tables(memberships)
     similar = pa.concat_tables(pairs, promote_options="default")
-    dropped = _dropped_ids(upstream, num_shards)
+    every = _all_memberships(upstream, num_shards)
+    dropped = every.filter(pc.invert(every.column("kept"))).column("doc_id")
     through = pc.or_(
         pc.is_in(similar.column("doc_a"), dropped), pc.is_in(similar.column("doc_b"), dropped)
     )
@@ -146,6 +157,18 @@ def append_graph(
         "cluster_memberships": len(members) - int(pc.sum(members.column("kept")).as_py() or 0),
         "similar_pairs": int(pc.sum(pc.cast(through, pa.int64())).as_py() or 0),
     }
+    stand_in = representatives(every)
+    short = short_link_ids(members, similar, upstream, num_shards, params, LocalEngine(), stand_in)
+    too_short = pc.is_in(members.column("representative"), short)
+    linking = linking_pairs(similar, stand_in, short)
+    shorts = {
+        "min_link_shingles": params.min_shingles,
+        "duplicate_clusters": len(pc.unique(members.filter(too_short).column("cluster_id"))),
+        "cluster_memberships": int(pc.sum(pc.cast(too_short, pa.int64())).as_py() or 0),
+        "similar_pairs": int(pc.sum(pc.cast(pc.invert(linking), pa.int64())).as_py() or 0),
+    }
+    members, similar = members.filter(pc.invert(too_short)), similar.filter(linking)
+    through = pc.filter(through, linking)
     if not link_dropped:
         members = members.filter(members.column("kept"))
         similar = similar.filter(pc.invert(through))
@@ -160,7 +183,7 @@ def append_graph(
     write_parquet(edges, folder / "edges.parquet")
     names = pc.unique(pa.concat_tables(entities).column("entity").combine_chunks())
     write_parquet(pa.table({"entity": names}), folder / "entities.parquet")
-    return counted
+    return {"through_dropped": counted, "too_short": shorts}
 
 
 def _touched(scratch: Path) -> pa.Array:

@@ -5,8 +5,9 @@ entity or a duplicate cluster:
 
 1. *Parts*: its entities joined by duplicate-cluster links only, i.e. the component
    re-clustered at the dedup threshold (every pair at or above it lies inside a duplicate
-   cluster, so no higher threshold separates more). A part above the share cap cannot be cut
-   and raises :class:`OversizeError`.
+   cluster, so no higher threshold separates more). A part of several entities above the share
+   cap cannot be cut and raises :class:`OversizeError`; a part of one entity is placed whole,
+   as any entity is (an entity is never split), and the ratio check judges its weight.
 2. *Pieces*: parts re-joined along their similar pairs, strongest first (ties by doc ids),
    while the joined piece stays within :func:`piece_share` of the rows: single linkage at a
    falling threshold, stopped by size, so that few pairs are left between pieces.
@@ -39,8 +40,8 @@ from corpus_platform.kernels.splitting.unionfind import UnionFind
 
 
 class OversizeError(ValueError):
-    """A component above ``split.max_component_share`` that cannot be cut: one of its parts is
-    held together by shared entities and duplicate clusters."""
+    """A component above ``split.max_component_share`` that cannot be cut: one of its parts,
+    above the cap, is several entities held together by duplicate clusters."""
 
 
 def piece_share(
@@ -126,15 +127,21 @@ def cut_component(
     sets.union_all(links.clusters)
     entities = sorted(set(entity_rows) | links.entities())
     size: Counter[str] = Counter()
+    members: Counter[str] = Counter()
     for entity in entities:
         size[sets.find(entity)] += entity_rows.get(entity, 0)
-    part, rows = min(size.items(), key=lambda item: (-item[1], item[0]))
+        members[sets.find(entity)] += 1
+    # a part of one entity is placed whole like any entity (the ratio check judges its weight);
+    # a part of several, held together by duplicate clusters, is what cannot be cut
+    joined = {p: n for p, n in size.items() if members[p] > 1}
+    part, rows = min(joined.items() or [("", 0)], key=lambda item: (-item[1], item[0]))
     if rows > max_rows:
         raise OversizeError(
-            f"component {name!r} cannot be cut: its part {part!r} of {rows} rows is held "
-            f"together by shared entities and duplicate clusters, which are never separated "
-            f"(more than the {max_rows} rows split.max_component_share allows); raise "
-            "split.max_component_share"
+            f"component {name!r} cannot be cut: its part {part!r} of {rows} rows "
+            f"({members[part]} entities) is held together by duplicate clusters, which are "
+            f"never separated (more than the {max_rows} rows split.max_component_share "
+            "allows); raise split.max_component_share, or split.min_link_shingles if the "
+            "clusters are short boilerplate"
         )
     live = sorted(
         (p for p in links.pairs if p.doc_a in present and p.doc_b in present),
@@ -175,6 +182,8 @@ class ComponentPlan:
     # links made only through dropped duplicates, and whether they join entities
     # (split.link_dropped); None when not counted
     through_dropped: dict[str, int | bool] | None = None
+    # links left out as too short to leak (split.min_link_shingles); None when not counted
+    too_short: dict[str, int] | None = None
 
 
 def oversize_message(report: ComponentReport, max_share: float) -> str:

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, iter_shards, part_path, read_parquet
 from corpus_platform.engine import Engine, LocalEngine
-from corpus_platform.kernels.dedup import DedupParams, signature_shard, sorted_jaccard
+from corpus_platform.kernels.dedup import DedupParams, signature_shard
+from corpus_platform.kernels.splitting.content import is_leak
 
 MAX_EXAMPLES = 10
 
@@ -39,15 +40,20 @@ class CrossingReport:
         return f"{self.kind} in more than one split: {self.crossing} of {self.total}"
 
 
-def crossing_keys(split_root: Path, num_shards: int, column: str, kind: str) -> CrossingReport:
-    """Report keys of ``column`` found in more than one split. Each shard's distinct keys are
-    kept as Arrow columns (no Python object per key) and grouped once."""
+def crossing_keys(
+    split_root: Path, num_shards: int, column: str, kind: str, exempt: pa.Array | None = None
+) -> CrossingReport:
+    """Report keys of ``column`` found in more than one split, but for those ``exempt``
+    (duplicate clusters too short to leak). Each shard's distinct keys are kept as Arrow columns
+    (no Python object per key) and grouped once."""
     parts = [pa.table({"key": pa.array([], pa.string()), "split": pa.array([], pa.int8())})]
     for index, name in enumerate(SPLITS):
         for _, table in iter_shards(split_root / name, num_shards, [column]):
             keys = pc.unique(table.column(column)).cast(pa.string())
             parts.append(pa.table({"key": keys, "split": pa.array([index] * len(keys), pa.int8())}))
     seen = pa.concat_tables(parts).group_by("key").aggregate([("split", "count_distinct")])
+    if exempt is not None:
+        seen = seen.filter(pc.invert(pc.is_in(seen.column("key"), exempt)))
     crossing = seen.filter(pc.greater(seen.column("split_count_distinct"), 1)).column("key")
     examples = pc.take(crossing, pc.sort_indices(crossing)[:MAX_EXAMPLES]).to_pylist()
     return CrossingReport(kind, len(seen), len(crossing), tuple(examples))
@@ -242,12 +248,16 @@ Rows = dict[int, tuple[str, np.ndarray]]  # position -> (doc_id, sorted shingle 
 
 
 def nearest_train_neighbours(
-    pairs: np.ndarray, load: Callable[[int, np.ndarray], Rows], threshold: float
+    pairs: np.ndarray,
+    load: Callable[[int, np.ndarray], Rows],
+    threshold: float,
+    min_shingles: int = 0,
 ) -> dict[str, str]:
     """Held-out doc_id -> its smallest train neighbour id, for the candidate pairs (held-out
     row, train row; each ``shard << 32 | position``) whose exact shingle Jaccard reaches
-    ``threshold``. ``load(shard, positions)`` gives the shingles of those rows of a shard; one
-    held-out shard's and one train shard's candidate rows are in memory at a time."""
+    ``threshold`` and whose two sets both have ``min_shingles`` (split.min_link_shingles).
+    ``load(shard, positions)`` gives the shingles of those rows of a shard; one held-out
+    shard's and one train shard's candidate rows are in memory at a time."""
     shard_of_row = pairs >> np.uint64(32)
     position = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
     neighbour: dict[str, str] = {}
@@ -259,16 +269,17 @@ def nearest_train_neighbours(
             train = load(train_shard, np.unique(position[block, 1]))
             for a, b in position[block].tolist():
                 (held_id, x), (train_id, y) = held[a], train[b]
-                if sorted_jaccard(x, y) >= threshold and train_id < neighbour.get(
+                if is_leak(x, y, threshold, min_shingles) and train_id < neighbour.get(
                     held_id, "\uffff"
                 ):
                     neighbour[held_id] = train_id
     return neighbour
 
 
-def verify_cross_pairs(scratch: Path, pairs: np.ndarray, threshold: float) -> dict[str, str]:
+def verify_cross_pairs(scratch: Path, pairs: np.ndarray, params: DedupParams) -> dict[str, str]:
     """:func:`nearest_train_neighbours` with the shingles kept in the sketch files."""
-    return nearest_train_neighbours(pairs, partial(_sketch_rows, scratch), threshold)
+    load = partial(_sketch_rows, scratch)
+    return nearest_train_neighbours(pairs, load, params.pair_threshold, params.min_shingles)
 
 
 def sketch_split_shard(
@@ -314,6 +325,6 @@ def held_out_neighbours(
     pairs = cross_candidates(
         scratch, len(folders) * num_shards, num_shards, len(params.band_groups()), engine
     )
-    neighbour = verify_cross_pairs(scratch, pairs, params.pair_threshold)
+    neighbour = verify_cross_pairs(scratch, pairs, params)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
     return NeighbourReport(sum(signed[num_shards:]), len(pairs), len(neighbour), examples)

@@ -1,6 +1,11 @@
-"""Links through dropped duplicates: which duplicate-cluster memberships and similar pairs may
-join entities when the row that makes the link is in no split.
+"""Which duplicate-cluster memberships and similar pairs join entities in the split's graph.
 
+Two rules, each counted in the split's metadata whether or not it removes anything:
+
+- *Too short to leak* (``split.min_link_shingles``; :mod:`~.content`): a cluster whose
+  representative, or a pair one of whose measured ends, has fewer distinct word n-grams than
+  the minimum links nothing. The leak checks exempt the same pairs and clusters.
+- *Through dropped rows*:
 In ``dedup.mode: drop`` a cluster keeps one row; the others leave the corpus. A link made only
 through such a row (a dropped row's membership of its cluster, or a similar pair with a dropped
 end) joins two entities whose rows in the splits share no text through it: boilerplate copied
@@ -18,8 +23,20 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.shards import part_path, read_parquet, read_shard, write_parquet
+from corpus_platform.base.shards import (
+    iter_shards,
+    part_path,
+    read_parquet,
+    read_shard,
+    write_parquet,
+)
 from corpus_platform.engine import Engine
+from corpus_platform.kernels.dedup.params import DedupParams
+from corpus_platform.kernels.splitting.content import (
+    linking_pairs,
+    representatives,
+    short_link_ids,
+)
 
 
 @dataclass(frozen=True)
@@ -34,31 +51,92 @@ class DroppedLinks:
         return {"cluster_memberships": self.memberships, "similar_pairs": self.pairs}
 
 
-def kept_memberships(shard: int, clusters: Path, out: Path) -> tuple[int, list[str]]:
-    """Write one shard's memberships of kept rows to ``out``; return how many memberships of
-    dropped rows were left out, and those rows' doc ids."""
+@dataclass(frozen=True)
+class ShortLinks:
+    """What ``split.min_link_shingles`` left out: links whose texts are too short to leak
+    (:mod:`~corpus_platform.kernels.splitting.content`)."""
+
+    min_shingles: int
+    clusters: int  # duplicate clusters whose representative is too short
+    memberships: int  # their memberships
+    pairs: int  # similar pairs with a measured end too short
+
+    def as_dict(self) -> dict[str, int]:
+        """JSON-ready counts for the split's metadata."""
+        return {
+            "min_link_shingles": self.min_shingles,
+            "duplicate_clusters": self.clusters,
+            "cluster_memberships": self.memberships,
+            "similar_pairs": self.pairs,
+        }
+
+
+MEMBER_COLUMNS = ["cluster_id", "doc_id", "representative", "kept"]
+EMPTY_MEMBERS = pa.table(
+    {"cluster_id": [], "doc_id": [], "representative": [], "kept": []},
+    schema=pa.schema([(c, pa.string()) for c in MEMBER_COLUMNS[:3]] + [("kept", pa.bool_())]),
+)
+
+
+def linking_memberships(
+    shard: int, clusters: Path, out: Path, short: pa.Array, link_dropped: bool
+) -> tuple[int, int, list[str]]:
+    """Write one shard's memberships that link to ``out``: not of a cluster whose
+    representative is ``short``, nor (``link_dropped`` false) of a dropped row. Return the
+    memberships of dropped rows, those of short clusters, and the short clusters' ids."""
     table = read_shard(clusters, shard)
     kept = table.column("kept")
-    write_parquet(table.filter(kept), part_path(out, shard))
-    dropped = table.filter(pc.invert(kept)).column("doc_id").to_pylist()
-    return len(dropped), dropped
+    too_short = pc.is_in(table.column("representative"), short)
+    links = pc.and_(pc.invert(too_short), pc.or_(kept, pa.scalar(link_dropped)))
+    write_parquet(table.filter(links), part_path(out, shard))
+    short_clusters = pc.unique(table.filter(too_short).column("cluster_id")).to_pylist()
+    dropped = len(table) - int(pc.sum(kept).as_py() or 0)
+    return dropped, int(pc.sum(pc.cast(too_short, pa.int64())).as_py() or 0), short_clusters
 
 
-def links_without_dropped(
-    clusters: Path, pairs_file: Path, num_shards: int, out: Path, engine: Engine
-) -> tuple[Path, Path, DroppedLinks]:
-    """Memberships (``out/clusters``) and similar pairs (``out/pairs.parquet``) without the
-    links made through dropped rows, one shard a task on ``engine``."""
-    parts = engine.map_shards(
-        partial(kept_memberships, clusters=clusters, out=out / "clusters"), range(num_shards)
+def split_links(
+    clusters: Path,
+    pairs_file: Path,
+    upstream: Path,
+    num_shards: int,
+    out: Path,
+    engine: Engine,
+    params: DedupParams,
+    link_dropped: bool,
+) -> tuple[Path, Path, DroppedLinks, ShortLinks]:
+    """Memberships (``out/clusters``) and similar pairs (``out/pairs.parquet``) that link
+    entities: without those too short to leak (``params.min_shingles``; texts measured in
+    ``upstream``) and, when ``link_dropped`` is false, without those made through dropped rows.
+    Both kinds are counted whether or not they are left out of the graph."""
+    members = pa.concat_tables(
+        [t for _, t in iter_shards(clusters, num_shards, MEMBER_COLUMNS)] or [EMPTY_MEMBERS]
     )
-    dropped = pa.array(sorted(d for _, ids in parts for d in ids), pa.string())
     pairs = read_parquet(pairs_file)
+    short = short_link_ids(members, pairs, upstream, num_shards, params, engine)
+    write = partial(
+        linking_memberships,
+        clusters=clusters,
+        out=out / "clusters",
+        short=short,
+        link_dropped=link_dropped,
+    )
+    parts = engine.map_shards(write, range(num_shards))
+    dropped = members.filter(pc.invert(members.column("kept"))).column("doc_id")
     through = pc.or_(
         pc.is_in(pairs.column("doc_a"), dropped), pc.is_in(pairs.column("doc_b"), dropped)
     )
-    write_parquet(pairs.filter(pc.invert(through)), out / "pairs.parquet")
-    removed = DroppedLinks(
-        sum(n for n, _ in parts), int(pc.sum(pc.cast(through, pa.int64())).as_py() or 0)
+    linking = linking_pairs(pairs, representatives(members), short)
+    keep = pc.and_(linking, pc.or_(pc.invert(through), pa.scalar(link_dropped)))
+    write_parquet(pairs.filter(keep), out / "pairs.parquet")
+    removed = DroppedLinks(sum(d for d, _, _ in parts), _count(through))
+    too_short = ShortLinks(
+        params.min_shingles,
+        len({c for _, _, ids in parts for c in ids}),
+        sum(n for _, n, _ in parts),
+        _count(pc.invert(linking)),
     )
-    return out / "clusters", out / "pairs.parquet", removed
+    return out / "clusters", out / "pairs.parquet", removed, too_short
+
+
+def _count(mask: pa.Array | pa.ChunkedArray) -> int:
+    return int(pc.sum(pc.cast(mask, pa.int64())).as_py() or 0)

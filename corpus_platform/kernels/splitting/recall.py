@@ -106,12 +106,14 @@ def shard_recall_hits(
     generation: int | None = None,
     new: bool = True,
     cache: Path | None = None,
+    min_shingles: int = 0,
 ) -> tuple[int, list[tuple[str, str, float]]]:
     """Train rows of one shard compared with the whole sample: (train rows compared, every pair
     at or above ``threshold`` as (held-out doc_id, train doc_id, Jaccard)). ``generation``:
     only the train rows of that generation (``new``) or of the others (``not new``).
     ``cache``: where the train rows' shingle sets are kept per split file
-    (:mod:`~corpus_platform.kernels.splitting.recall_cache`)."""
+    (:mod:`~corpus_platform.kernels.splitting.recall_cache`). ``min_shingles``: a pair one of
+    whose texts has fewer n-grams is too short to leak (split.min_link_shingles)."""
     files = shard_generation_files(part_path(split_root / TRAIN, shard), generation, new)
     if not len(sample) or not files:
         return 0, []
@@ -122,18 +124,19 @@ def shard_recall_hits(
             stop = min(start + BATCH, len(ids))
             low, high = sets.offsets[start], sets.offsets[stop]
             part = ShingleSets(sets.values[low:high], sets.offsets[start : stop + 1] - low)
-            for row, owner, jaccard in batch_hits(part, sample, threshold):
+            for row, owner, jaccard in batch_hits(part, sample, threshold, min_shingles):
                 hits.append((sample.doc_ids[owner], ids[start + row], jaccard))
         rows += len(ids)
     return rows, hits
 
 
 def batch_hits(
-    sets: ShingleSets, sample: RecallSample, threshold: float
+    sets: ShingleSets, sample: RecallSample, threshold: float, min_shingles: int = 0
 ) -> list[tuple[int, int, float]]:
-    """Every (row of ``sets``, sampled row, Jaccard) at or above ``threshold``, for a batch at
-    once: each row's shingles are looked up in the sample's sorted shingles, the matches
-    counted per (row, sampled row), and the Jaccard computed from the counts and the set sizes."""
+    """Every (row of ``sets``, sampled row, Jaccard) at or above ``threshold`` whose two sets
+    both have ``min_shingles`` n-grams, for a batch at once: each row's shingles are looked up
+    in the sample's sorted shingles, the matches counted per (row, sampled row), and the
+    Jaccard computed from the counts and the set sizes."""
     sizes = np.diff(sets.offsets).astype(np.int64)
     row_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     left = np.searchsorted(sample.shingles, sets.values, side="left")
@@ -152,5 +155,6 @@ def batch_hits(
     row, owner = keys // width, keys % width
     union = sizes[row] + sample.sizes[owner] - shared
     jaccard = np.where(union > 0, shared / np.maximum(union, 1), 0.0)
-    chosen = np.flatnonzero(jaccard >= threshold)
+    enough = np.minimum(sizes[row], sample.sizes[owner]) >= min_shingles
+    chosen = np.flatnonzero((jaccard >= threshold) & enough)
     return [(int(row[i]), int(owner[i]), float(jaccard[i])) for i in chosen.tolist()]

@@ -25,7 +25,7 @@ from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import part_path, read_parquet
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.dedup.minhash import shingle_sets
-from corpus_platform.kernels.dedup.verify import sorted_jaccard
+from corpus_platform.kernels.splitting.content import is_leak
 from corpus_platform.kernels.splitting.leakage import (
     MAX_EXAMPLES,
     CrossingReport,
@@ -53,16 +53,25 @@ def _keyed(index: int, keys: pa.Array | pa.ChunkedArray) -> pa.Table:
 
 
 def crossing_keys_touched(
-    split_root: Path, num_shards: int, column: str, kind: str, generation: int
+    split_root: Path,
+    num_shards: int,
+    column: str,
+    kind: str,
+    generation: int,
+    exempt: pa.Array | None = None,
 ) -> CrossingReport:
     """Keys of ``column`` (entities, duplicate clusters) of the new generation's rows found in
-    more than one split, counting every row of the candidate that holds them."""
+    more than one split, counting every row of the candidate that holds them; keys ``exempt``
+    (duplicate clusters too short to leak) are not looked at."""
     new = [
         _keyed(i, t.column(column))
         for i, t in split_tables(split_root, num_shards, [column], generation, True)
     ]
     parts = [_keyed(0, pa.array([], pa.string())), *new]
     keys = pc.unique(pa.concat_tables(parts).column("key"))
+    if exempt is not None:
+        keys = pc.filter(keys, pc.invert(pc.is_in(keys, exempt)))
+        parts = [p.filter(pc.is_in(p.column("key"), keys)) for p in parts]
     for index, table in split_tables(split_root, num_shards, [column], generation, False):
         values = table.column(column)
         parts.append(_keyed(index, pc.filter(values, pc.is_in(values, keys))))
@@ -84,9 +93,11 @@ def _where(split_root: Path, num_shards: int, ids: pa.Array) -> pa.Table:
     return pa.concat_tables(found, promote_options="default")
 
 
-def _jaccard(a: str | None, b: str | None, params: DedupParams) -> float:
+def _leaks(a: str | None, b: str | None, params: DedupParams, threshold: float) -> bool:
+    """Both texts carry ``params.min_shingles`` n-grams and their Jaccard reaches
+    ``threshold`` (0: any pair with enough content)."""
     sets = shingle_sets([a or "", b or ""], params.shingle_size, params.normalization)
-    return sorted_jaccard(sets.row(0), sets.row(1))
+    return is_leak(sets.row(0), sets.row(1), threshold, params.min_shingles)
 
 
 def crossing_pairs_touched(
@@ -104,6 +115,9 @@ def crossing_pairs_touched(
         present = present.join(named, f"doc_{side}", join_type="inner")
     present = present.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
     crossing = present.filter(pc.not_equal(present["split_a"], present["split_b"]))
+    texts = zip(crossing["text_a"].to_pylist(), crossing["text_b"].to_pylist(), strict=True)
+    linking = pa.array([_leaks(a, b, params, 0.0) for a, b in texts], pa.bool_())
+    crossing = crossing.filter(linking)  # pairs too short to leak link nothing
     train, held = SPLITS.index("train"), {SPLITS.index(n) for n in HELD_OUT}
     neighbour: dict[str, str] = {}
     for row in crossing.to_pylist():
@@ -111,7 +125,7 @@ def crossing_pairs_touched(
         (low, low_id, low_text), (high, high_id, high_text) = ends  # train sorts first
         if low != train or high not in held:
             continue
-        if _jaccard(low_text, high_text, params) >= params.pair_threshold:
+        if _leaks(low_text, high_text, params, params.pair_threshold):
             neighbour[high_id] = min(low_id, neighbour.get(high_id, low_id))
     firsts, seconds = crossing["doc_a"].to_pylist(), crossing["doc_b"].to_pylist()
     pair_examples = tuple(f"{a}~{b}" for a, b in zip(firsts, seconds, strict=True))

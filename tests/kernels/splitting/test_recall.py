@@ -155,3 +155,14 @@ def test_the_shingle_cache_gives_the_computed_sets_and_drops_entries_of_gone_fil
     write_parquet(rows.slice(1), part_path(split, 0))  # a rebuilt file: a new identity
     assert prune(cache, split, 1, 5, DEFAULT_NORMALIZATION) == 1
     assert not list(cache.iterdir())
+
+
+def test_a_pair_too_short_to_leak_is_not_a_hit() -> None:
+    """Identical boilerplate ("New upstream release.", one shingle) is a hit only when
+    split.min_link_shingles is 0; a long identical pair is a hit either way."""
+    long = " ".join(f"word{i}" for i in range(30))
+    held = [(0.0, "h-short", "New upstream release."), (1.0, "h-long", long)]
+    sample = build_sample([held], 2, 5, DEFAULT_NORMALIZATION)
+    sets = shingle_sets(["New upstream release.", long], 5, DEFAULT_NORMALIZATION)
+    hits = {m: {sample.doc_ids[o] for _, o, _ in batch_hits(sets, sample, 0.6, m)} for m in (0, 10)}
+    assert hits == {0: {"h-short", "h-long"}, 10: {"h-long"}}

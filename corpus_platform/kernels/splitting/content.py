@@ -1,0 +1,130 @@
+"""Content enough to leak: which duplicate clusters and similar pairs may join entities.
+
+A similar pair or a duplicate cluster keeps two entities together because a model evaluated on
+one side could have memorised the text it saw on the other. Boilerplate with almost no content
+("New upstream release", three words and one word 5-gram) is copied by thousands of authors: as a
+link it chains them all into one component that no split can place, and as a leak it teaches a
+model nothing. ``split.min_link_shingles`` is the line: a text with fewer distinct word n-grams
+(``dedup.shingle_size``, under ``dedup.normalization``: the sets Jaccard compares) than that is
+too short to link or to leak.
+
+- A similar pair links (and, across splits, leaks) only when both texts reach the minimum.
+- A row without text (an exact duplicate by ``dedup.columns``) is never too short: its cluster
+  links as before.
+- A duplicate cluster links only when its kept representative does (every member is a duplicate
+  of it: exact, or at ``dedup.threshold``); a pair end that was dropped as a duplicate is measured
+  by its cluster's representative.
+
+The split's links (:mod:`~.links`, :mod:`~.append`) and every leak check
+(:mod:`~.leakage`, :mod:`~.touched`, :mod:`~.recall`) apply the same rule, so what the split
+keeps apart is exactly what the checks look for.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpus_platform.base.shards import part_path, shard_files
+from corpus_platform.engine import Engine
+from corpus_platform.kernels.dedup.minhash import shingle_sets
+from corpus_platform.kernels.dedup.params import DedupParams
+from corpus_platform.kernels.dedup.verify import sorted_jaccard
+
+
+def shingle_counts(texts: list[str | None], params: DedupParams) -> np.ndarray:
+    """The number of distinct word n-grams of each text (0 for a missing text)."""
+    sets = shingle_sets([t or "" for t in texts], params.shingle_size, params.normalization)
+    counts = np.diff(sets.offsets).astype(np.int64)
+    counts[[i for i, t in enumerate(texts) if not t]] = 0
+    return counts
+
+
+def is_leak(x: np.ndarray, y: np.ndarray, threshold: float, min_shingles: int) -> bool:
+    """Whether two sorted shingle sets are a pair the split keeps apart: both have
+    ``min_shingles`` n-grams and their Jaccard reaches ``threshold``."""
+    if min(len(x), len(y)) < min_shingles:
+        return False
+    return sorted_jaccard(x, y) >= threshold
+
+
+def short_rows(shard: int, upstream: Path, wanted: pa.Array, params: DedupParams) -> list[str]:
+    """The doc ids among ``wanted`` of one shard of ``upstream`` (every generation) whose text
+    has fewer than ``params.min_shingles`` distinct n-grams; only the files holding one of
+    them are read for their texts. An engine task."""
+    short: list[str] = []
+    for file in shard_files(part_path(upstream, shard)):
+        ids = pq.read_table(file, columns=["doc_id"]).column("doc_id")
+        if not pc.any(pc.is_in(ids, wanted)).as_py():
+            continue
+        table = pq.read_table(file, columns=["doc_id", "text"])
+        table = table.filter(pc.is_in(table.column("doc_id"), wanted))
+        texts = table.column("text").to_pylist()
+        counts = shingle_counts(texts, params)
+        found = table.column("doc_id").to_pylist()
+        short += [
+            found[i]
+            for i in np.flatnonzero(counts < params.min_shingles).tolist()
+            if texts[i] is not None  # a row without text (a dedup.columns key) always links
+        ]
+    return sorted(short)
+
+
+def representatives(memberships: pa.Table) -> pa.Table:
+    """doc_id -> the representative of its cluster, for every dropped member of
+    ``memberships`` (columns doc_id, representative, kept)."""
+    dropped = memberships.filter(pc.invert(memberships.column("kept")))
+    return dropped.select(["doc_id", "representative"])
+
+
+def measured_ends(pairs: pa.Table, stand_in: pa.Table) -> tuple[pa.Array, pa.Array]:
+    """Each pair end's measured row: the end itself, or its cluster's representative when the
+    end was dropped (``stand_in``: doc_id -> representative)."""
+    ends = []
+    for column in ("doc_a", "doc_b"):
+        index = pc.index_in(pairs.column(column), value_set=stand_in.column("doc_id"))
+        mapped = pc.take(stand_in.column("representative"), index)
+        values = pc.coalesce(mapped, pairs.column(column))
+        ends.append(values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values)
+    return ends[0], ends[1]
+
+
+def short_link_ids(
+    memberships: pa.Table,
+    pairs: pa.Table,
+    upstream: Path,
+    num_shards: int,
+    params: DedupParams,
+    engine: Engine,
+    stand_in: pa.Table | None = None,
+) -> pa.Array:
+    """The rows, among the representatives of ``memberships``' clusters and the pairs'
+    measured ends, whose text in ``upstream`` is too short to link (none when
+    ``params.min_shingles`` is 0). ``stand_in``: dropped doc_id -> representative for the pair
+    ends (:func:`representatives`), when ``memberships`` are not all of them."""
+    if params.min_shingles <= 0:
+        return pa.array([], pa.string())
+    if stand_in is None:
+        stand_in = representatives(memberships)
+    first, second = measured_ends(pairs, stand_in)
+    named = [memberships.column("representative"), first, second]
+    wanted = pc.unique(pa.chunked_array([c for n in named for c in _chunks(n)], pa.string()))
+    find = partial(short_rows, upstream=upstream, wanted=wanted, params=params)
+    found = engine.map_shards(find, range(num_shards))
+    return pa.array(sorted({doc for part in found for doc in part}), pa.string())
+
+
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+
+
+def linking_pairs(pairs: pa.Table, stand_in: pa.Table, short: pa.Array) -> pa.Array:
+    """Which of ``pairs`` carry enough content to link: neither measured end (``stand_in``:
+    dropped doc_id -> representative) is ``short``."""
+    first, second = measured_ends(pairs, stand_in)
+    return pc.invert(pc.or_(pc.is_in(first, short), pc.is_in(second, short)))
