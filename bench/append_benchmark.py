@@ -264,31 +264,34 @@ def category(path: str) -> str:
     return top if rest and top in STAGES else OTHER
 
 
-def cache_objects(cache: Path) -> dict[int, str]:
-    """inode -> MD5 of every object in a DVC cache (``files/md5/ab/cdef...``): a data file
-    hard-linked to an object holds the bytes of that MD5."""
-    found: dict[int, str] = {}
-    for path in (cache / "files" / "md5").glob("*/*"):
-        if path.is_file():
-            found[path.stat().st_ino] = path.parent.name + path.name
+def snapshot_md5s(project: Path) -> dict[str, str]:
+    """Path under data/ -> MD5 of every file of the snapshots the project's pointers name (each
+    ``data/<stage>.dvc`` names a ``.dir`` object in the DVC cache listing its files' MD5s)."""
+    found: dict[str, str] = {}
+    cache = project / ".dvc" / "cache" / "files" / "md5"
+    for pointer in sorted((project / "data").glob("*.dvc")):
+        out = yaml.safe_load(pointer.read_text(encoding="utf-8"))["outs"][0]
+        md5 = str(out["md5"])
+        listing = cache / md5[:2] / md5[2:]
+        if not md5.endswith(".dir") or not listing.is_file():
+            continue
+        for entry in json.loads(listing.read_text(encoding="utf-8")):
+            found[f"{out['path']}/{entry['relpath']}"] = entry["md5"]
     return found
 
 
-def same_object(inode_before: int, inode_after: int, objects: dict[int, str]) -> bool:
-    """Whether two inodes are links to DVC cache objects of the same MD5 (DVC re-linked a
-    file whose bytes did not change)."""
-    before, after = objects.get(inode_before), objects.get(inode_after)
-    return before is not None and before == after
-
-
 def written_files(
-    before: Inventory, after: Inventory, objects: dict[int, str] | None = None
+    before: Inventory,
+    after: Inventory,
+    md5s: tuple[dict[str, str], dict[str, str]] | None = None,
 ) -> dict:
     """What a build wrote under data/, from the inventories before and after it: files (and
     bytes) whose (inode, modification time) is new, in total and per :func:`category`, and the
     published files rewritten (a path there before whose file changed; manifests, card and DVC
-    pointers aside, and a file DVC re-linked to an object of the same MD5, ``objects`` being
-    the cache's inodes before and after), at most five of them named."""
+    pointers aside, and a file whose bytes the snapshots before and after list with the same
+    MD5, ``md5s``: DVC re-links a file to the cache object of identical bytes, e.g. one object
+    for eight identical empty shards), at most five of them named."""
+    same = md5s or ({}, {})
     known = {(inode, mtime) for inode, mtime, _ in before.values()}
     groups: dict[str, dict[str, int]] = {}
     for path, (inode, mtime, size) in sorted(after.items()):
@@ -304,7 +307,7 @@ def written_files(
         if path in before
         and before[path][:2] != (inode, mtime)
         and category(path) not in (MANIFESTS, POINTERS)
-        and not same_object(before[path][0], inode, objects or {})
+        and not (path in same[0] and same[0][path] == same[1].get(path))
     )
     return {
         "files": sum(g["files"] for g in groups.values()),
@@ -326,7 +329,7 @@ def timed_build(project: Path, assets: list[str]) -> dict:
     out.unlink(missing_ok=True)
     data, cache, remote = project / "data", project / ".dvc" / "cache", project / DEFAULT_REMOTE
     before, cache_before, remote_before = inventory(data), folder_bytes(cache), folder_bytes(remote)
-    objects = cache_objects(cache)
+    md5s_before = snapshot_md5s(project)
     load_start = os.getloadavg()
     child = multiprocessing.get_context("spawn").Process(
         target=_build_child, args=(project, assets, out)
@@ -337,7 +340,8 @@ def timed_build(project: Path, assets: list[str]) -> dict:
     if not out.is_file():
         raise RuntimeError(f"the build of {project} died (exit code {child.exitcode})")
     result = json.loads(out.read_text(encoding="utf-8"))
-    written = written_files(before, inventory(data), objects | cache_objects(cache)) | {
+    md5s = (md5s_before, snapshot_md5s(project))
+    written = written_files(before, inventory(data), md5s) | {
         "dvc_cache": [cache_before, folder_bytes(cache)],
         "dvc_remote": [remote_before, folder_bytes(remote)],
     }

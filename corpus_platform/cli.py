@@ -48,8 +48,14 @@ def use_configured_remote(root: Path, config_file: str = "corpus.yaml") -> None:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    """Write the bundled sample corpus (and benchmark set) unless files are already there."""
-    out = Path(args.out)
+    """Write the bundled sample corpus (and benchmark set) unless files are already there,
+    holding the project lock: a build reading the raw files never sees them rewritten."""
+    with _command_lock(Path(args.root).resolve(), args):
+        return _sample(args)
+
+
+def _sample(args: argparse.Namespace) -> int:
+    out = Path(args.root) / args.out
     if out.is_dir() and any(out.iterdir()) and not args.force:
         print(f"{out}: already holds raw files; leaving them untouched (use --force to rewrite)")
     elif args.kind == "recsys":
@@ -58,8 +64,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
     else:
         for name, rows in write_sample(out, seed=args.seed).items():
             print(f"wrote {out / name}: {rows} rows")
-    if args.eval_out and (args.force or not Path(args.eval_out).exists()):
-        passages = write_eval_set(Path(args.eval_out), seed=args.seed)
+    eval_out = Path(args.root) / args.eval_out if args.eval_out else None
+    if eval_out and (args.force or not eval_out.exists()):
+        passages = write_eval_set(eval_out, seed=args.seed)
         print(f"wrote {args.eval_out}: {passages} benchmark passages")
     return 0
 
@@ -301,6 +308,8 @@ def parser() -> argparse.ArgumentParser:
     sample.add_argument("--kind", choices=["text", "recsys"], default="text", help="which corpus")
     sample.add_argument("--eval-out", default=None, help="also write a benchmark set (text kind)")
     sample.add_argument("--force", action="store_true", help="rewrite even if files exist")
+    sample.add_argument("--root", default=".", help="project folder (--out is relative to it)")
+    sample.add_argument("--wait", action="store_true", help="wait for a running build to finish")
     sample.set_defaults(func=cmd_sample)
 
     run = sub.add_parser("run", help="build every dataset through Dagster and print a summary")

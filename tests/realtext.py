@@ -115,3 +115,44 @@ def changelog_entries(limit: int | None = None) -> list[dict[str, str]]:
         if limit is not None and len(rows) >= limit:
             return rows[:limit]
     return rows
+
+
+LICENSE_FIELD = re.compile(r"^License:[ \t]*(.*)$")
+
+
+def license_texts(min_words: int = 1) -> list[dict[str, str]]:
+    """Every license text of every machine-readable (DEP-5) ``copyright`` file under
+    /usr/share/doc as a raw row: id (package folder, paragraph number), body (the text under
+    a ``License:`` field, continuation lines unfolded, ``.`` lines as blank lines), src
+    ``license`` and license (the field's expression, lowercased: the entity, so that copies of
+    one license text across packages are one entity). Texts of fewer than ``min_words`` words are
+    left out. Fails (never skips) when the machine has no copyright files."""
+    paths = sorted(DOC_ROOT.glob("*/copyright"))
+    if not paths:
+        pytest.fail("no copyright files under /usr/share/doc: the real-text tests need them")
+    rows: list[dict[str, str]] = []
+    for path in paths:
+        lines = _read(path).splitlines()
+        number = 0
+        for at, line in enumerate(lines):
+            field = LICENSE_FIELD.match(line)
+            if not field or not field.group(1).strip():
+                continue
+            body: list[str] = []
+            for more in lines[at + 1 :]:
+                if not more.startswith((" ", "\t")):
+                    break
+                text = more.strip()
+                body.append("" if text == "." else text)
+            text = "\n".join(body).strip()
+            if len(text.split()) >= min_words:
+                rows.append(
+                    {
+                        "id": f"{path.parent.name}:{number}",
+                        "body": text,
+                        "src": "license",
+                        "license": field.group(1).strip().lower(),
+                    }
+                )
+                number += 1
+    return rows

@@ -3,7 +3,8 @@
 ``CORPUS_FAILPOINT=<asset>:<point>`` in a build's environment makes that build kill itself with
 SIGKILL when the publication of ``asset`` reaches ``point``. The points, in order: ``written``
 (the candidate is written), ``checked`` (its checks ran and passed), ``renamed`` (it is
-``data/<asset>``), ``pinned`` (DVC added and pushed it, its pointer moved), ``journaled`` (the
+``data/<asset>``), ``added`` (DVC added it: its objects are in the cache and its pointer moved,
+nothing pushed yet), ``pinned`` (DVC pushed it to the remote), ``journaled`` (the
 publication's journal is written), ``registered`` (the registry holds its records). Without the
 variable nothing happens; it is read when a point is reached, never on import.
 """
@@ -14,7 +15,13 @@ import os
 import signal
 
 VARIABLE = "CORPUS_FAILPOINT"
-POINTS = ("written", "checked", "renamed", "pinned", "journaled", "registered")
+POINTS = ("written", "checked", "renamed", "added", "pinned", "journaled", "registered")
+
+
+def armed(asset: str, point: str) -> bool:
+    """Whether the environment asks for ``asset:point`` (a step that is one action in a build,
+    such as DVC's add and push, is then run as two so that the point lies between them)."""
+    return os.environ.get(VARIABLE) == f"{asset}:{point}"
 
 
 def failpoint(asset: str, point: str) -> None:

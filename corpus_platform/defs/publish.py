@@ -3,13 +3,14 @@
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 from corpus_platform.base.checks import CheckStatus
-from corpus_platform.base.failpoints import failpoint
+from corpus_platform.base.failpoints import armed, failpoint
 from corpus_platform.base.redact import redact
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import CheckRun, StageChecks, audit, dagster_result, not_applicable
@@ -125,7 +126,8 @@ def publish(
     failpoint(asset, "renamed")
     started = time.perf_counter()
     try:
-        snapshot = pin(root, final, link=True)
+        added = partial(failpoint, asset, "added") if armed(asset, "added") else None
+        snapshot = pin(root, final, link=True, added=added)
     except BaseException:
         roll_back(final)  # data/<asset> and its pointer as they were
         restore_input_pointers(root, asset)  # and the inputs' pointers

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,9 +175,16 @@ def _dvc_commands(root: Path, commands: list[list[str]]) -> None:
     _run(root, commands, " then ".join(c[0] for c in commands))
 
 
-def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
+def pin(
+    root: Path,
+    folder: Path,
+    push: bool = True,
+    link: bool = False,
+    added: Callable[[], None] | None = None,
+) -> str:
     """Track ``folder`` (or a file) with DVC, push its objects to the default remote, return its
-    snapshot id.
+    snapshot id. ``added``: called once DVC has added the folder (cache objects written, pointer
+    moved) and before the push (a publication's failpoint).
 
     ``link``: leave the workspace files as links to their cache objects (``cache.type``: `dvc
     add` hard-links them itself when "hardlink" comes first, else a relink follows), so a
@@ -193,7 +200,12 @@ def pin(root: Path, folder: Path, push: bool = True, link: bool = False) -> str:
         commands.append(["push", f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
     if link and not adds_by_hardlink(settings.config):
         commands.append(["checkout", "--relink", "-q", f"{relative}.dvc"])
-    _dvc_commands(root, commands)
+    if added is not None:  # the add in a run of its own, so that the caller sees it end
+        _dvc_commands(root, commands[:1])
+        added()
+        commands = commands[1:]
+    if commands:
+        _dvc_commands(root, commands)
     snapshot = current_snapshot(root, folder)
     if snapshot is None:
         raise SnapshotError(

@@ -292,3 +292,21 @@ def test_edited_copies_hit_their_target_jaccard_and_keep_the_layout() -> None:
             assert abs(jaccard(shingle_set(doc.text), shingle_set(copy)) - target) < 0.05
             assert [len(w) > 0 for w in copy.split()] == [True] * len(doc.text.split())
             assert copy.count("\n") == doc.text.count("\n")
+
+
+def test_a_file_relinked_to_identical_bytes_is_not_a_rewrite(tmp_path: Path) -> None:
+    """DVC links identical files (eight empty shards) to one cache object, so a published file
+    may get a new inode without a byte changing: the snapshots' MD5s before and after decide."""
+    data = tmp_path / "data"
+    (data / "split_documents").mkdir(parents=True)
+    for name in ("a.parquet", "b.parquet"):
+        (data / "split_documents" / name).write_bytes(b"empty")
+    before = inventory(data)
+    relinked = data / "split_documents" / "b.parquet"
+    relinked.unlink()
+    os.link(data / "split_documents" / "a.parquet", relinked)
+    same = {"split_documents/a.parquet": "m1", "split_documents/b.parquet": "m1"}
+    assert written_files(before, inventory(data), (same, same))["rewritten"]["files"] == 0
+    changed = {**same, "split_documents/b.parquet": "m2"}
+    assert written_files(before, inventory(data), (same, changed))["rewritten"]["files"] == 1
+    assert written_files(before, inventory(data))["rewritten"]["files"] == 1  # no MD5s: counted

@@ -98,8 +98,13 @@ def _state(project: Path) -> tuple[str, ...]:
 
 @pytest.mark.parametrize(
     "command",
-    [["gc", "--keep", "1"], ["pin", "SNAPSHOT", "kept"], ["checkout", "SNAPSHOT"]],
-    ids=["gc", "pin", "checkout"],
+    [
+        ["gc", "--keep", "1"],
+        ["pin", "SNAPSHOT", "kept"],
+        ["checkout", "SNAPSHOT"],
+        ["sample", "--force", "--seed", "8"],
+    ],
+    ids=["gc", "pin", "checkout", "sample"],
 )
 def test_commands_that_write_refuse_during_a_build_naming_it(
     project: Path, command: list[str], capsys

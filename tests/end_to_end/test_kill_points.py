@@ -4,8 +4,8 @@ registry with its checks, every object it names is in DVC's cache, nothing is le
 snapshot ids equal an uninterrupted build's.
 
 The boundaries are the failpoints of corpus_platform/base/failpoints.py: candidate written,
-checks passed, renamed into data/, pinned (DVC add and push, pointer moved), journaled,
-registered. 2 stages x 6 points = 12 kills.
+checks passed, renamed into data/, added (DVC's cache holds it and its pointer moved, nothing
+pushed), pinned (pushed to the remote), journaled, registered. 2 stages x 7 points = 14 kills.
 """
 
 import subprocess

@@ -6,6 +6,7 @@ from functools import partial
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 
 from corpus_platform.base.names import (
     DEDUPLICATED_DOCUMENTS,
@@ -18,6 +19,7 @@ from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import (
     MANIFEST,
     read_manifest,
+    read_parquet,
     write_parquet,
 )
 from corpus_platform.config import CorpusConfig
@@ -33,6 +35,10 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.append import append_split
 from corpus_platform.defs.splitting.checks import SPLIT_DOCUMENTS_CHECKS
 from corpus_platform.defs.splitting.manifest import licence_counts, split_counts
+from corpus_platform.defs.splitting.neighbour_search import (
+    neighbour_links,
+    search_held_out_neighbours,
+)
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.splitting.anchors import merge_anchors, shard_anchors
@@ -44,7 +50,7 @@ from corpus_platform.kernels.splitting.leakage import moved_into_train
 from corpus_platform.kernels.splitting.links import split_links
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
-from corpus_platform.store.datasets import candidate_folder
+from corpus_platform.store.datasets import candidate_folder, candidate_path
 from corpus_platform.store.provenance import stage_code_version
 
 
@@ -63,11 +69,16 @@ def compute_asof(engine: Engine, upstream: Path, scratch: Path, config: CorpusCo
 
 
 def component_plan(
-    upstream: Path, config: CorpusConfig, scratch: Path, engine: Engine
+    upstream: Path,
+    config: CorpusConfig,
+    scratch: Path,
+    engine: Engine,
+    extra_pairs: pa.Table | None = None,
 ) -> ComponentPlan | None:
     """Group modes: components (on the engine, labels under ``scratch``), their report and any
     cut; fails the step on an oversize component the config does not cut (or that cannot be
-    cut), naming it and the fix."""
+    cut), naming it and the fix. ``extra_pairs``: similar pairs the split links besides the
+    dedup stage's (:func:`link_missed_neighbours`)."""
     if config.split.mode not in ("group", "time_group"):
         return None
     clusters, pairs = upstream / "clusters", upstream / SIMILAR_PAIRS
@@ -82,6 +93,9 @@ def component_plan(
         params,
         config.split.link_dropped,
     )
+    if extra_pairs is not None and len(extra_pairs):
+        both = pa.concat_tables([read_parquet(pairs), extra_pairs], promote_options="default")
+        write_parquet(both, pairs)
     plan = plan_components_on_engine(
         upstream,
         pairs,
@@ -260,9 +274,13 @@ def split_documents(corpus: CorpusProject) -> StageOutput:
         else:
             linked = component_plan(upstream, config, scratch, engine)
             counts = place_rows(corpus, config, engine, upstream, scratch, linked, plan)
+            linked, counts, found = link_missed_neighbours(
+                corpus, config, engine, scratch, linked, counts, plan
+            )
             extra = {
                 "linked_components": linked.linked if linked else 0,
                 **(component_metadata(linked) if linked else {}),
+                **found,
             }
     counts |= plan.as_counts() | {STAGE_CODE: stage_code_version("splitting")}
     yield from publish(corpus, config, SPLIT_DOCUMENTS_CHECKS, counts, extra)
@@ -296,3 +314,42 @@ def place_rows(
         counts |= licence_counts(config, engine, staging)
         build.write_manifest(staging, counts, counts["rows"])
     return counts | anchored_to(corpus, plan.published)
+
+
+# rounds of search and relink before the split gives up and lets its check report the rest
+NEIGHBOUR_ROUNDS = 5
+
+
+def link_missed_neighbours(
+    corpus: CorpusProject,
+    config: CorpusConfig,
+    engine: Engine,
+    scratch: Path,
+    linked: ComponentPlan | None,
+    counts: dict,
+    build: BuildPlan,
+) -> tuple[ComponentPlan | None, dict, dict[str, dg.MetadataValue]]:
+    """Group modes: run the neighbour check's search on the candidate and, while it finds a
+    held-out row with a train neighbour the dedup stage never linked (two rows of an LSH bucket
+    it linked as a star), link the pair and place the rows again
+    (:mod:`~corpus_platform.defs.splitting.neighbour_search`). Each round joins components, so
+    the search ends; the pairs linked are in the metadata."""
+    if linked is None:
+        return linked, counts, {}
+    upstream = corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
+    candidate = candidate_path(corpus.stage_dir(SPLIT_DOCUMENTS))
+    found: list[tuple[str, str]] = []
+    searches = 0
+    while searches < NEIGHBOUR_ROUNDS:
+        search = search_held_out_neighbours(corpus, candidate)
+        searches += 1
+        if not search.report.pairs:
+            break
+        found += search.report.pairs
+        pairs = neighbour_links(candidate, config.num_shards, found, search.params)
+        linked = component_plan(upstream, config, scratch, engine, pairs)
+        counts = place_rows(corpus, config, engine, upstream, scratch, linked, build)
+    if not found:
+        return linked, counts, {}
+    summary = {"pairs_linked": len(found), "searches": searches, "examples": found[:10]}
+    return linked, counts, {"neighbour_pairs_linked": dg.MetadataValue.json(summary)}

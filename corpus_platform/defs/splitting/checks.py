@@ -17,7 +17,6 @@ from corpus_platform.base.names import (
 )
 from corpus_platform.base.shards import (
     MANIFEST,
-    count_rows,
     read_manifest,
     read_parquet,
 )
@@ -36,18 +35,14 @@ from corpus_platform.defs.splitting.append_checks import (
     short_rule,
     too_short_to_leak,
 )
+from corpus_platform.defs.splitting.neighbour_search import search_held_out_neighbours
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.ingest.licences import denied_rows
 from corpus_platform.kernels.splitting import asof
 from corpus_platform.kernels.splitting.leakage import (
     crossing_keys,
     crossing_pairs,
-    held_out_neighbours,
     split_moves,
-)
-from corpus_platform.kernels.splitting.neighbours import (
-    held_out_neighbours_from_bands,
-    reusable_groups,
 )
 from corpus_platform.kernels.splitting.ratios import split_ratio_report
 from corpus_platform.kernels.splitting.recall import (
@@ -62,8 +57,6 @@ from corpus_platform.kernels.splitting.touched import (
     crossing_keys_touched,
     crossing_pairs_touched,
 )
-from corpus_platform.store import band_cache
-from corpus_platform.store.snapshots import current_snapshot
 
 ASOF_SAMPLE_RATE = 0.1
 
@@ -160,37 +153,20 @@ def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOut
 def no_train_neighbour_of_held_out_rows(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
     """No validation or test row has a train row at or above the split's similarity threshold:
     rows sharing a band key across train and a held-out split are candidates, each confirmed
-    by exact Jaccard. The band keys are those the dedup stage grouped for the published
-    snapshot the split was built from (rows it did not sketch with the same text are sketched
-    here); without them (another layout, a fresh clone) every split row is sketched afresh."""
-    config = corpus.load()
+    by exact Jaccard (:mod:`~corpus_platform.defs.splitting.neighbour_search`, the search the
+    split itself runs and links by, so a split is never rejected for a pair it could see)."""
     generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
     if generation is not None:
         return neighbours_of_new_rows(corpus, candidate, generation)
-    rows = sum(count_rows(candidate / name, config.num_shards) for name in SPLITS)
-    params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
-    held_out, engine = ("validation", "test"), corpus.engine(config)
-    dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
-    kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
-    groups = reusable_groups(kept / "bands", params, config.num_shards) if kept else None
-    with corpus.scratch("no_train_neighbour_of_held_out_rows") as scratch:
-        if kept is not None and groups is not None:
-            report, fresh = held_out_neighbours_from_bands(
-                candidate, config.num_shards, params, held_out, kept, groups, scratch, engine
-            )
-            source = f"band keys of {DEDUPLICATED_DOCUMENTS} {dedup_id} ({fresh} rows sketched)"
-        else:
-            report = held_out_neighbours(
-                candidate, config.num_shards, params, held_out, scratch, engine
-            )
-            source = "every split row sketched afresh"
+    search = search_held_out_neighbours(corpus, candidate)
+    report, params = search.report, search.params
     return CheckOutcome.from_metadata(
         passed=report.hits == 0,
         metadata={
             "verdict": f"held-out rows with a train neighbour at Jaccard >= "
             f"{params.pair_threshold}: {report.hits} of {report.queried}",
             "candidate_pairs_verified": report.candidates,
-            "band_keys": source,
+            "band_keys": search.source,
             "too_short_to_leak": short_rule(params),
             "offenders": list(report.examples),
         },

@@ -179,6 +179,8 @@ class NeighbourReport:
     candidates: int
     hits: int
     examples: tuple[str, ...]
+    # every (held-out doc_id, its smallest train neighbour's doc_id), sorted
+    pairs: tuple[tuple[str, str], ...] = ()
 
 
 def _band_files(scratch: Path, group: int, shards: int) -> pa.Table:
@@ -327,4 +329,5 @@ def held_out_neighbours(
     )
     neighbour = verify_cross_pairs(scratch, pairs, params)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
-    return NeighbourReport(sum(signed[num_shards:]), len(pairs), len(neighbour), examples)
+    found = tuple(sorted(neighbour.items()))
+    return NeighbourReport(sum(signed[num_shards:]), len(pairs), len(neighbour), examples, found)

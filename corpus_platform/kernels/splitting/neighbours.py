@@ -269,5 +269,6 @@ def held_out_neighbours_from_bands(
     pairs = cross_candidates(scratch, 2 * num_shards, num_shards, len(groups), engine)
     neighbour = verify_by_text(scratch, pairs, split_root, held_out, num_shards, params, engine)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
-    report = NeighbourReport(sum(h for h, _ in done), len(pairs), len(neighbour), examples)
+    found = tuple(sorted(neighbour.items()))
+    report = NeighbourReport(sum(h for h, _ in done), len(pairs), len(neighbour), examples, found)
     return report, sum(s for _, s in done)

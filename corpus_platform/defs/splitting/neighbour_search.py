@@ -1,0 +1,104 @@
+"""The held-out neighbour search of a split built from scratch, shared by the split and its check.
+
+``no_train_neighbour_of_held_out_rows`` looks for held-out rows with a train row at or above the
+split's threshold among every pair of rows that share a band key across train and a held-out
+split, a large bucket included. The dedup stage links a bucket of more than ``MAX_BUCKET_PAIRS``
+rows as a star (every row with its smallest), so a pair of two other rows of such a bucket is
+never verified and never linked: left alone, the split could place it across splits and be
+rejected by its own check (license texts copied across hundreds of packages did). The split
+therefore runs the check's search on its candidate and links what it finds
+(:func:`corpus_platform.defs.splitting.assets.link_missed_neighbours`): one search, the same
+candidates, so the check of the split it publishes finds nothing the split did not place
+together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, SPLITS
+from corpus_platform.base.shards import count_rows, iter_shards
+from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.kernels.dedup import DedupParams
+from corpus_platform.kernels.dedup.minhash import shingle_sets
+from corpus_platform.kernels.dedup.verify import SCORED_SCHEMA, sorted_jaccard
+from corpus_platform.kernels.splitting.leakage import NeighbourReport, held_out_neighbours
+from corpus_platform.kernels.splitting.neighbours import (
+    held_out_neighbours_from_bands,
+    reusable_groups,
+)
+from corpus_platform.store import band_cache
+from corpus_platform.store.snapshots import current_snapshot
+
+HELD_OUT = ("validation", "test")
+
+
+@dataclass(frozen=True)
+class NeighbourSearch:
+    """What the search found, which band keys it used and the threshold it applied."""
+
+    report: NeighbourReport
+    source: str
+    params: DedupParams
+
+
+def search_held_out_neighbours(corpus: CorpusProject, candidate: Path) -> NeighbourSearch:
+    """Held-out rows of the split in ``candidate`` with a train row at or above the split's
+    threshold (both texts with ``split.min_link_shingles``), from the band keys the dedup stage
+    grouped for the snapshot the split was built from (rows it did not sketch with the same text
+    are sketched here); without them (another layout, a fresh clone) every split row is sketched
+    afresh."""
+    config = corpus.load()
+    rows = sum(count_rows(candidate / name, config.num_shards) for name in SPLITS)
+    params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
+    engine = corpus.engine(config)
+    dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
+    kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
+    groups = reusable_groups(kept / "bands", params, config.num_shards) if kept else None
+    with corpus.scratch("held-out-neighbours") as scratch:
+        if kept is not None and groups is not None:
+            report, fresh = held_out_neighbours_from_bands(
+                candidate, config.num_shards, params, HELD_OUT, kept, groups, scratch, engine
+            )
+            source = f"band keys of {DEDUPLICATED_DOCUMENTS} {dedup_id} ({fresh} rows sketched)"
+        else:
+            report = held_out_neighbours(
+                candidate, config.num_shards, params, HELD_OUT, scratch, engine
+            )
+            source = "every split row sketched afresh"
+    return NeighbourSearch(report, source, params)
+
+
+def neighbour_links(
+    candidate: Path, num_shards: int, pairs: list[tuple[str, str]], params: DedupParams
+) -> pa.Table:
+    """The pairs (held-out row, train row) as similar pairs the split links: their rows'
+    entities from ``candidate`` and their exact Jaccard, sorted."""
+    wanted = pa.array(sorted({d for pair in pairs for d in pair}), pa.string())
+    entity, text = {}, {}
+    for name in SPLITS:
+        for _, table in iter_shards(candidate / name, num_shards, ["doc_id", "entity", "text"]):
+            table = table.filter(pc.is_in(table.column("doc_id"), wanted))
+            for row in table.to_pylist():
+                entity[row["doc_id"]], text[row["doc_id"]] = row["entity"], row["text"]
+    ordered = sorted((min(a, b), max(a, b)) for a, b in pairs)
+    similarity = []
+    for a, b in ordered:
+        sets = shingle_sets(
+            [text[a] or "", text[b] or ""], params.shingle_size, params.normalization
+        )
+        similarity.append(sorted_jaccard(sets.row(0), sets.row(1)))
+    return pa.table(
+        {
+            "doc_a": [a for a, _ in ordered],
+            "doc_b": [b for _, b in ordered],
+            "entity_a": [entity[a] for a, _ in ordered],
+            "entity_b": [entity[b] for _, b in ordered],
+            "similarity": similarity,
+        },
+        schema=SCORED_SCHEMA,
+    )
