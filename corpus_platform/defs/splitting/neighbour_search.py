@@ -35,6 +35,19 @@ from corpus_platform.store import band_cache
 from corpus_platform.store.snapshots import current_snapshot
 
 HELD_OUT = ("validation", "test")
+# the last search of a candidate in this process, by the candidate's files (path, inode, size,
+# modification time) and the config: the check of a candidate the split just searched reads it
+_LAST: dict[tuple, NeighbourSearch] = {}
+
+
+def _identity(corpus: CorpusProject, candidate: Path) -> tuple:
+    files = []
+    for path in sorted(candidate.rglob("*")):
+        if path.is_file():
+            info = path.stat()
+            files.append((path.relative_to(candidate).as_posix(), info.st_ino, info.st_size))
+            files.append(info.st_mtime_ns)
+    return (str(candidate.resolve()), corpus.load().model_dump_json(), tuple(files))
 
 
 @dataclass(frozen=True)
@@ -51,13 +64,17 @@ def search_held_out_neighbours(corpus: CorpusProject, candidate: Path) -> Neighb
     threshold (both texts with ``split.min_link_shingles``), from the band keys the dedup stage
     grouped for the snapshot the split was built from (rows it did not sketch with the same text
     are sketched here); without them (another layout, a fresh clone) every split row is sketched
-    afresh."""
+    afresh. A candidate searched before in this process, its files unchanged, gives that
+    search's result."""
+    dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
+    kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
+    key = (*_identity(corpus, candidate), str(kept))
+    if key in _LAST:
+        return _LAST[key]
     config = corpus.load()
     rows = sum(count_rows(candidate / name, config.num_shards) for name in SPLITS)
     params = DedupParams.from_config(config).for_rows(rows, config.engine.memory_mb)
     engine = corpus.engine(config)
-    dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
-    kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
     groups = reusable_groups(kept / "bands", params, config.num_shards) if kept else None
     with corpus.scratch("held-out-neighbours") as scratch:
         if kept is not None and groups is not None:
@@ -70,7 +87,9 @@ def search_held_out_neighbours(corpus: CorpusProject, candidate: Path) -> Neighb
                 candidate, config.num_shards, params, HELD_OUT, scratch, engine
             )
             source = "every split row sketched afresh"
-    return NeighbourSearch(report, source, params)
+    _LAST.clear()
+    _LAST[key] = NeighbourSearch(report, source, params)
+    return _LAST[key]
 
 
 def neighbour_links(
