@@ -34,7 +34,7 @@ build; a file whose (inode, modification time) was not there before was written 
 (a hard link to a published file was not; a new file reusing a freed inode number, or a file
 rewritten in place, was). Written files are split into each stage's data files, "manifests and
 card" (``_manifest.json``, ``manifest.json``, ``README.md``, ``training_shards/card/``) and the
-DVC pointers (``data/<stage>.dvc``); a path there before whose file changed is a rewritten
+DVC pointers (``data/<stage>.dvc``); a path there before whose bytes changed is a rewritten
 published file, which an append should have none of (manifests, card and pointers aside). With
 the growth of the DVC cache (``.dvc/cache``) and of the project's DVC remote folder
 (``.dvc-storage``), as sums of file sizes. Per stage, what each build did: its ``build`` (kind
@@ -110,7 +110,9 @@ COUNT_KEYS = (
     "shards",
     "bytes",
     "generations",
+    "check_seconds",
 )
+RECALL_CHECK = "held_out_sample_has_no_train_neighbour"
 # files an append writes anew by design (they describe the whole dataset)
 MANIFEST_NAMES = frozenset({"_manifest.json", "manifest.json", "README.md"})
 CARD_DIR = "training_shards/card/"
@@ -528,6 +530,26 @@ ACTIONS = (
 )
 
 
+def check_rows(builds: dict[str, dict]) -> list[str]:
+    """The seconds of each blocking check of split_documents, per build (its metadata's
+    ``check_seconds``)."""
+    seconds = {
+        n: b["counts"].get("split_documents", {}).get("check_seconds", {})
+        for n, b in builds.items()
+    }
+    names = sorted({c for found in seconds.values() for c in found})
+    lines = [
+        "| check of split_documents | " + " | ".join(f"{n} s" for n in builds) + " |",
+        "|---|" + "---:|" * len(builds),
+    ]
+    for name in names:
+        cells = [seconds[n].get(name) for n in builds]
+        lines.append(
+            f"| {name} | " + " | ".join("-" if c is None else f"{c:.1f}" for c in cells) + " |"
+        )
+    return lines
+
+
 def action_rows(builds: dict[str, dict]) -> list[str]:
     """What each build did per stage: its build (kind and generation) and its key counts."""
     lines = ["| stage | what | " + " | ".join(BUILDS) + " |", "|---|---|---:|---:|---:|"]
@@ -691,12 +713,21 @@ def render(run: dict) -> str:
             "",
             *action_rows(builds),
             "",
+            "The checks of split_documents (seconds each, from its metadata; a stage runs as "
+            "many checks at once as the engine has workers). The independent recall check, "
+            f"`{RECALL_CHECK}`: `split.recall_sample` held-out rows against every train row by "
+            "exact Jaccard (an append: the new held-out rows' sample against every train row, "
+            "every held-out row's sample against the new train rows; train shingles cached):",
+            "",
+            *check_rows(builds),
+            "",
             "What each build wrote: a file under data/ whose inode (and modification time) was "
             "not there before the build was written by it (a published file an append takes "
-            "into its new snapshot is a hard link: not written); a path there before whose file "
-            "changed is a rewritten published file (manifests, card and DVC pointers aside, "
-            "which an append writes anew). DVC cache and remote: sums of file sizes before -> "
-            f"after. DVC `cache.type`: {cache_type}"
+            "into its new snapshot is a hard link: not written); a path there before whose "
+            "bytes changed (the MD5 its snapshot lists before and after the build; DVC links "
+            "identical files to one cache object, which is no rewrite) is a rewritten published "
+            "file (manifests, card and DVC pointers aside, which an append writes anew). DVC "
+            f"cache and remote: sums of file sizes before -> after. DVC `cache.type`: {cache_type}"
             + (
                 " (where DVC relinks pinned files by reflink, every relinked file has a new "
                 "inode: the files counted as written or rewritten then overstate what was "
