@@ -1,6 +1,7 @@
 """Shared fixtures: a corpus project on tmp_path with the bundled sample corpus."""
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -37,6 +38,29 @@ def make_project(root: Path, **overrides: object) -> Path:
     (root / "corpus.yaml").write_text(yaml.safe_dump(project_config(**overrides)), encoding="utf-8")
     write_sample(root / "data" / "raw")
     write_eval_set(root / "data" / "eval" / "benchmark.jsonl")
+    return root
+
+
+def rows_project(
+    root: Path, rows: list[dict], source: str, columns: dict[str, str], **overrides: object
+) -> Path:
+    """A project of one source: ``rows`` (raw rows with ``id``, ``body`` and ``src``) in
+    data/raw/<source>.jsonl, the mapped ``columns`` beside doc_id, text and source, every draw
+    from that source, no as-of features and no evaluation sets; ``overrides`` update sections."""
+    raw = root / "data" / "raw"
+    raw.mkdir(parents=True)
+    lines = "".join(json.dumps(row) + "\n" for row in rows)
+    (raw / f"{source}.jsonl").write_text(lines, encoding="utf-8")
+    mapped = {"doc_id": "id", "text": "body", "source": "src", **columns}
+    config = project_config(
+        input={"path": "data/raw", "columns": mapped, "features": [], "ranges": {}},
+        mix={"proportions": {source: 1.0}},
+        asof_features=[],
+        decontamination={"eval_sets": {}},
+    )
+    for key, value in overrides.items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    (root / "corpus.yaml").write_text(json.dumps(config), encoding="utf-8")
     return root
 
 

@@ -13,7 +13,6 @@ same band keys and compares every held-out row of a bucket with every train row 
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 
 from corpus_platform.defs.splitting import assets
 from corpus_platform.kernels.dedup import candidates
-from tests.conftest import build, project_config
+from tests.conftest import build, rows_project
 from tests.end_to_end.test_real_text import PERMISSIVE_FILTERS, close_pairs
 
 GROUPS = 16
@@ -49,21 +48,13 @@ def planted_rows(seed: int = 5) -> list[dict[str, str]]:
 @pytest.fixture
 def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(candidates, "MAX_BUCKET_PAIRS", 2)
-    root = tmp_path / "project"
-    raw = root / "data" / "raw"
-    raw.mkdir(parents=True)
-    rows = planted_rows()
-    (raw / "planted.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
-    columns = {"doc_id": "id", "text": "body", "source": "src", "entity": "author"}
-    config = project_config(
-        input={"path": "data/raw", "columns": columns, "features": [], "ranges": {}},
+    return rows_project(
+        tmp_path / "project",
+        planted_rows(),
+        "planted",
+        {"entity": "author"},
         filters={**PERMISSIVE_FILTERS, "min_words": 5},
-        mix={"proportions": {"planted": 1.0}},
-        asof_features=[],
-        decontamination={"eval_sets": {}},
     )
-    (root / "corpus.yaml").write_text(json.dumps(config), encoding="utf-8")
-    return root
 
 
 def split_texts(root: Path) -> tuple[dict[str, str], dict[str, str]]:

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from corpus_platform.config import SplitConfig
-from tests.conftest import build, project_config, set_config
+from tests.conftest import build, rows_project, set_config
 from tests.end_to_end.test_real_text import SPLIT_THRESHOLD, close_pairs, shingles
 from tests.realtext import changelog_entries
 
@@ -43,24 +43,14 @@ def write_rows(path: Path, rows: list[dict[str, str]]) -> None:
 def changelog_project(root: Path, rows: list[dict[str, str]] | None = None) -> Path:
     """A project of the changelog entries (every one on this machine by default), split by
     maintainer and time."""
-    write_rows(root / "data" / "raw" / "changelogs.jsonl", rows or changelog_entries())
-    columns = {
-        "doc_id": "id",
-        "text": "body",
-        "source": "src",
-        "entity": "author",
-        "timestamp": "created_at",
-    }
-    config = project_config(
-        input={"path": "data/raw", "columns": columns, "features": [], "ranges": {}},
+    return rows_project(
+        root,
+        rows or changelog_entries(),
+        "changelog",
+        {"entity": "author", "timestamp": "created_at"},
         filters=SHORT_TEXT_FILTERS,
         split={"mode": "time_group", "oversize": "cut"},
-        mix={"proportions": {"changelog": 1.0}},
-        asof_features=[],
-        decontamination={"eval_sets": {}},
     )
-    (root / "corpus.yaml").write_text(json.dumps(config), encoding="utf-8")
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -8,32 +8,24 @@ which names the component and the settings that would make it build.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.conftest import build, project_config
+from tests.conftest import build, rows_project
 from tests.end_to_end.test_real_text import PERMISSIVE_FILTERS
 from tests.realtext import license_texts
 
 
 @pytest.fixture(scope="module")
 def licenses(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("licenses") / "project"
-    raw = root / "data" / "raw"
-    raw.mkdir(parents=True)
     rows = license_texts()
-    (raw / "licenses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
-    columns = {"doc_id": "id", "text": "body", "source": "src", "entity": "license"}
-    config = project_config(
-        input={"path": "data/raw", "columns": columns, "features": [], "ranges": {}},
+    root = rows_project(
+        tmp_path_factory.mktemp("licenses") / "project",
+        rows,
+        "license",
+        {"entity": "license"},
         filters={**PERMISSIVE_FILTERS, "min_words": 1},
         split={"max_component_share": 0.6},
-        mix={"proportions": {"license": 1.0}},
-        asof_features=[],
-        decontamination={"eval_sets": {}},
     )
-    (root / "corpus.yaml").write_text(json.dumps(config), encoding="utf-8")
     return root, build(root), len(rows)
 
 

@@ -145,7 +145,7 @@ def test_a_backend_reads_only_the_first_characters_it_needs() -> None:
     assert langid.prefix(text, 0) == text
     cut = langid.prefix(text, 120)
     assert len(cut) <= 120 and text.startswith(cut) and text[len(cut)] == " "  # whole words
-    assert langid.DEFAULT_MAX_CHARS == {"lingua": 0, "fasttext": 1000}
+    assert langid.DEFAULT_MAX_CHARS == {"lingua": 0, "fasttext": 500}
     languages = ("de", "en")
     english_start = langid.confidences(
         [text], languages, "fasttext", max_chars=len(SENTENCES["en"])
