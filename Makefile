@@ -88,6 +88,7 @@ $(TEXTDEDUP_VENV)/.installed:
 bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 10000,100000 --workers 2 --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --no-language --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --language-backend fasttext --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000 --workers 2 --no-language \
 		--engine dask-local --gzip --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/dedup_benchmark.py --docs 100000 --workers 2 --peers rensa,datasketch \

@@ -88,6 +88,19 @@ def peak_mb(pid: int | str = "self") -> float:
     return 0.0
 
 
+def cpu_times() -> tuple[int, int]:
+    """(idle, all) clock ticks of every core since boot, from /proc/stat (idle counts iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return fields[3] + fields[4], sum(fields)
+
+
+def idle_share(start: tuple[int, int], end: tuple[int, int]) -> float:
+    """The share of core time that was idle between two :func:`cpu_times` readings (machine
+    wide: the benchmark runs on a quiet machine)."""
+    ticks = end[1] - start[1]
+    return (end[0] - start[0]) / ticks if ticks else 0.0
+
+
 def children() -> list[int]:
     """Process ids of this process's live children."""
     pids: list[int] = []
@@ -171,18 +184,24 @@ def write_eval_set(path: Path, seed: int) -> None:
 
 class StagePeaks:
     """A stand-in for stdout that reads ``corpus run``'s stage lines: the peak resident memory
-    of this (the Dagster) process is reset when a stage starts and read when it ends."""
+    of this (the Dagster) process is reset when a stage starts and read when it ends, and the
+    machine's idle core share is taken between the two."""
 
     def __init__(self) -> None:
         self.peaks: dict[str, float] = {}
+        self.idle: dict[str, float] = {}
+        self.started: dict[str, tuple[int, int]] = {}
 
     def write(self, text: str) -> int:
         for line in text.splitlines():
             words = line.split()
             if len(words) >= 2 and words[1] == "started":
                 Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM (Linux >= 4.0)
+                self.started[words[0]] = cpu_times()
             elif len(words) >= 2 and words[1] in ("built", "FAILED"):
                 self.peaks[words[0]] = peak_mb()
+                if words[0] in self.started:
+                    self.idle[words[0]] = idle_share(self.started[words[0]], cpu_times())
         return len(text)
 
     def flush(self) -> None:
@@ -192,12 +211,12 @@ class StagePeaks:
 def _build_child(project: Path, out: Path) -> None:
     """Runs in a fresh process: build the project; write timings, counts and peaks (of the
     whole run and of each stage)."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu_times()
     stages = StagePeaks()
     sys.stdout = stages  # the stage lines of run_build(progress=True)
     report = run_build(project, instance=dg.DagsterInstance.ephemeral(), progress=True)
     sys.stdout = sys.__stdout__
-    total = time.perf_counter() - start
+    total, idle = time.perf_counter() - start, idle_share(cpu_start, cpu_times())
     helpers = [pid for pid in children() if is_dvc_helper(pid)]
     workers = [peak_mb(pid) for pid in children() if pid not in helpers]
     dvc_mb = max([peak_mb(pid) for pid in helpers], default=0.0)
@@ -207,6 +226,8 @@ def _build_child(project: Path, out: Path) -> None:
         "failures": report.failures
         + [f"{c.asset}.{c.name}" for c in report.checks if not c.passed],
         "total": total,
+        "idle": idle,
+        "stage_idle": stages.idle,
         "seconds": report.seconds,
         "pins": {k: v.get("pin_seconds", 0.0) for k, v in report.materialized.items()},
         "checks": {k: v.get("check_seconds", {}) for k, v in report.materialized.items()},
@@ -235,11 +256,13 @@ def write_project(
     engine: str,
     shard_docs: int = 12_500,
     gzip_files: bool = False,
+    backend: str | None = None,
 ) -> tuple[CorpusFiles, dict]:
     """A fresh project of ``docs`` web-like documents and an evaluation set, configured for
     ``engine`` (``local`` or ``dask-local``) with shards of at most ``shard_docs`` documents;
-    ``language`` False turns language identification off (``filters.languages: []``). Returns
-    what the corpus writer wrote and the configuration."""
+    ``language`` False turns language identification off (``filters.languages: []``);
+    ``backend`` sets ``filters.language_backend`` (the configuration's default when None).
+    Returns what the corpus writer wrote and the configuration."""
     shutil.rmtree(project, ignore_errors=True)
     written = write_corpus(project / "data" / "raw", docs, seed, gzip_files=gzip_files)
     write_eval_set(project / "data" / "eval" / "benchmark.jsonl", seed)
@@ -250,6 +273,8 @@ def write_project(
     config["shards"] = {**config.get("shards", {}), "max_bytes": TRAINING_SHARD_BYTES}
     if not language:
         config["filters"]["languages"] = []
+    if backend is not None:
+        config["filters"]["language_backend"] = backend
     (project / "corpus.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return written, config
 
@@ -264,12 +289,13 @@ def build(
     engine: str,
     shard_docs: int = 12_500,
     gzip_files: bool = False,
+    backend: str | None = None,
 ) -> dict:
     """Write a project of ``docs`` documents (:func:`write_project`) and build it in a fresh
     process."""
     project = work / f"project-{docs}"
     written, config = write_project(
-        project, docs, workers, seed, language, engine, shard_docs, gzip_files
+        project, docs, workers, seed, language, engine, shard_docs, gzip_files, backend
     )
     out = work / f"build-{docs}.json"
     out.unlink(missing_ok=True)
@@ -298,14 +324,15 @@ def stage_table(built: dict) -> list[str]:
         f"### {docs:,} documents ({megabytes:,.0f} MB of text, {built.get('shards', '?')} shards)",
         "",
         "| step (stage and its checks) | seconds | docs/s | MB/s | rows out | pinning (DVC) | "
-        "checks (each check's seconds, summed) | Dagster process peak MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "checks (each check's seconds, summed) | idle cores | Dagster process peak MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     audits, peaks = built.get("checks", {}), built.get("stage_mb", {})
+    idle = built.get("stage_idle", {})
     for stage in STAGES:
         took = seconds.get(stage)
         if not took:
-            lines.append(f"| {stage} | not built | | | | | | |")
+            lines.append(f"| {stage} | not built | | | | | | | |")
             continue
         pin = built["pins"].get(stage) or 0.0
         rows = built["rows"].get(stage)
@@ -313,12 +340,13 @@ def stage_table(built: dict) -> list[str]:
         lines.append(
             f"| {stage} | {took:,.1f} | {docs / took:,.0f} | {megabytes / took:,.2f} | "
             f"{rows if rows is None else f'{rows:,}'} | {pin:.1f} s ({pin / took:.0%}) | "
-            f"{audit:.1f} s ({audit / took:.0%}) | {peaks.get(stage, 0.0):,.0f} |"
+            f"{audit:.1f} s ({audit / took:.0%}) | {_share(idle.get(stage))} | "
+            f"{peaks.get(stage, 0.0):,.0f} |"
         )
     per_check = [(f"{s}.{c}", t) for s, found in audits.items() for c, t in found.items()]
     for check, took in sorted(per_check, key=lambda kv: -kv[1]):
         if took >= 0.5:
-            lines.append(f"| check {check} | ({took:,.1f}) | | | | | | |")
+            lines.append(f"| check {check} | ({took:,.1f}) | | | | | | | |")
     checks = sum(t for _, t in per_check)
     total = built["total"]
     verdict = (
@@ -328,9 +356,9 @@ def stage_table(built: dict) -> list[str]:
     )
     workers = ", ".join(f"{mb:,.0f}" for mb in built["worker_mb"]) or "none alive"
     lines += [
-        f"| (all checks, inside their stages, summed) | ({checks:,.1f}) | | | | | | |",
+        f"| (all checks, inside their stages, summed) | ({checks:,.1f}) | | | | | | | |",
         f"| **whole graph, wall time** | **{total:,.1f}** | **{docs / total:,.0f}** | "
-        f"**{megabytes / total:,.2f}** | | | | |",
+        f"**{megabytes / total:,.2f}** | | | | **{_share(built.get('idle'))}** | |",
         "",
         f"Result: {verdict}. Per document: {total / docs * 1e6:,.0f} µs; per MB of text: "
         f"{total / megabytes:,.2f} s. Peak resident memory (VmHWM): {built['driver_mb']:,.0f} MB "
@@ -339,10 +367,16 @@ def stage_table(built: dict) -> list[str]:
         + ". Corpus written in "
         f"{built['generated']:,.0f} s (not counted). A stage runs as many checks at once as "
         "the engine has workers, so its checks' seconds can add up to more than their share of "
-        "its wall time.",
+        "its wall time. Idle cores: the share of the machine's core time that was idle "
+        "(/proc/stat, idle and I/O wait) from the step's start to its end, and over the whole "
+        "build.",
         "",
     ]
     return lines
+
+
+def _share(value: float | None) -> str:
+    return "" if value is None else f"{value:.0%}"
 
 
 def graph_lines(args: argparse.Namespace, builds: list[dict]) -> list[str]:
@@ -429,18 +463,24 @@ def render(args: argparse.Namespace, filters: dict, lingua: dict, builds: list[d
 
 def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
     """The "large" section of BENCHMARKS.md (``make bench-large``), or with ``--no-language``
-    the "nolang" section: the whole graph only, language identification off."""
+    the "nolang" section (language identification off), or with ``--language-backend`` the
+    "lang-<backend>" section: the whole graph only."""
     name = section_name(args)
     command = f".bench-venv/bin/python bench/run_benchmarks.py --docs {args.docs} "
     command += f"--workers {args.workers}" + (" --large" if args.large else "")
     command += "" if args.language else " --no-language"
+    command += f" --language-backend {args.language_backend}" if args.language_backend else ""
     command += "" if args.engine == "local" else f" --engine {args.engine}"
     command += " --gzip" if args.gzip else ""
-    title = (
-        "## Large corpus: the whole graph"
-        if args.large
-        else "## The whole graph with language identification off (`filters.languages: []`)"
-    )
+    if args.large:
+        title = "## Large corpus: the whole graph"
+    elif args.language_backend:
+        title = (
+            "## The whole graph with language identification on "
+            f"(`filters.language_backend: {args.language_backend}`)"
+        )
+    else:
+        title = "## The whole graph with language identification off (`filters.languages: []`)"
     if args.engine != "local":
         title += f", engine `{args.engine}`"
     lines = [
@@ -460,6 +500,8 @@ def section_name(args: argparse.Namespace) -> str:
     """The BENCHMARKS.md section a whole-graph-only run writes: ``large`` or ``nolang``, with
     the engine's name after it when it is not ``local``."""
     name = "large" if args.large else "nolang"
+    if args.language and args.language_backend:
+        name = f"{name if args.large else 'lang'}-{args.language_backend}"
     return name if args.engine == "local" else f"{name}-{args.engine}"
 
 
@@ -469,7 +511,8 @@ def write_section(path: Path, name: str, text: str) -> None:
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
     sections[name] = text
-    order = ["bench", "nolang", "nolang-dask-local", "large", "cpu", "large-dask-local", "dedup"]
+    order = ["bench", "nolang", "lang-fasttext", "nolang-dask-local", "large", "cpu"]
+    order += ["large-dask-local", "dedup"]
     order += ["loader"]
     ordered = [sections[k] for k in order if k in sections]
     ordered += [v for k, v in sections.items() if k not in order]
@@ -495,6 +538,12 @@ def main() -> int:
         "--engine", choices=["local", "dask-local"], default="local", help="engine.kind"
     )
     parser.add_argument(
+        "--language-backend",
+        choices=["lingua", "fasttext"],
+        default=None,
+        help="whole graph only, filters.language_backend (its own section)",
+    )
+    parser.add_argument(
         "--shard-docs",
         type=int,
         default=12_500,
@@ -509,7 +558,7 @@ def main() -> int:
     sizes = [int(n) for n in args.docs.split(",") if n.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     config_path = REPO / "corpus.yaml"
-    if not args.large and args.language:
+    if not args.large and args.language and not args.language_backend:
         sample = list(WebCorpus(args.seed, track_truth=False).documents(args.filter_docs))
         texts = [d.text for d in sample]
         filters = {
@@ -532,10 +581,11 @@ def main() -> int:
             args.engine,
             args.shard_docs,
             args.gzip,
+            args.language_backend,
         )
         for n in sizes
     ]
-    if args.large or not args.language or args.engine != "local":
+    if args.large or not args.language or args.engine != "local" or args.language_backend:
         text = render_large(args, builds)
         write_section(args.out, section_name(args), text)
     else:

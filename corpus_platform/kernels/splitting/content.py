@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from corpus_platform.base.shards import part_path, shard_files
 from corpus_platform.engine import Engine
-from corpus_platform.kernels.dedup.minhash import shingle_sets
+from corpus_platform.kernels.dedup.minhash import normalized_shingle_sets, shingle_sets
 from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.dedup.verify import sorted_jaccard
 
@@ -43,6 +43,31 @@ def shingle_counts(texts: list[str | None], params: DedupParams) -> np.ndarray:
     counts = np.diff(sets.offsets).astype(np.int64)
     counts[[i for i, t in enumerate(texts) if not t]] = 0
     return counts
+
+
+PREFIX_WORDS = 64  # words of a long text looked at first when only "short or not" is asked
+
+
+def too_short(texts: list[str | None], params: DedupParams) -> np.ndarray:
+    """Whether each text has fewer than ``params.min_shingles`` distinct word n-grams, exactly as
+    ``shingle_counts(texts, params) < params.min_shingles`` for every text but a missing one
+    (None: never too short, it always links). Only the first ``PREFIX_WORDS`` normalized words
+    of a longer text are shingled first: their windows are windows of the whole text, so enough
+    of them settles it; a text they leave unsettled is shingled whole."""
+    normalized = [params.normalization.apply(t) if t else "" for t in texts]
+    cut = max(PREFIX_WORDS, params.shingle_size)
+    heads, cropped = [], np.zeros(len(texts), dtype=bool)
+    for i, text in enumerate(normalized):
+        words = text.split(maxsplit=cut)
+        cropped[i] = len(words) > cut
+        heads.append(" ".join(words[:cut]) if cropped[i] else text)
+    counts = np.diff(normalized_shingle_sets(heads, params.shingle_size).offsets)
+    unsettled = np.flatnonzero(cropped & (counts < params.min_shingles))
+    if len(unsettled):
+        whole = [normalized[i] for i in unsettled.tolist()]
+        counts[unsettled] = np.diff(normalized_shingle_sets(whole, params.shingle_size).offsets)
+    counts[[i for i, t in enumerate(texts) if not t]] = 0
+    return (counts < params.min_shingles) & np.array([t is not None for t in texts], dtype=bool)
 
 
 def is_leak(x: np.ndarray, y: np.ndarray, threshold: float, min_shingles: int) -> bool:
@@ -64,14 +89,9 @@ def short_rows(shard: int, upstream: Path, wanted: pa.Array, params: DedupParams
             continue
         table = pq.read_table(file, columns=["doc_id", "text"])
         table = table.filter(pc.is_in(table.column("doc_id"), wanted))
-        texts = table.column("text").to_pylist()
-        counts = shingle_counts(texts, params)
+        texts = table.column("text").to_pylist()  # a row without text always links
         found = table.column("doc_id").to_pylist()
-        short += [
-            found[i]
-            for i in np.flatnonzero(counts < params.min_shingles).tolist()
-            if texts[i] is not None  # a row without text (a dedup.columns key) always links
-        ]
+        short += [found[i] for i in np.flatnonzero(too_short(texts, params)).tolist()]
     return sorted(short)
 
 

@@ -10,7 +10,10 @@ or above the split's similarity threshold fail the check.
 
 Per train row the comparison is one sorted lookup: the sample's shingles sit in one sorted array
 with the sample row each belongs to, so a train row's shingles find every sampled row they share
-a shingle with at once, and the intersection sizes are a count per sampled row.
+a shingle with at once, and the intersection sizes are a count per sampled row. Most train
+shingles are in no sampled row: a bitmap of the sample's shingles' low bits (``2**24`` bits, about
+1% set for a sample of 200 rows) turns them away with one lookup each, and only the rest are
+searched (a bit set by another shingle costs a search that finds nothing, never a missed match).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from corpus_platform.kernels.splitting.recall_cache import file_sets
 
 SALT = "split-recall-sample"
 BATCH = 2048  # train rows shingled together
+FILTER_BITS = 24  # low bits of a shingle hash the sample's bitmap is indexed by
 
 
 @dataclass(frozen=True)
@@ -40,9 +44,30 @@ class RecallSample:
     sizes: np.ndarray  # distinct shingles per sampled row
     shingles: np.ndarray  # sorted uint64
     owners: np.ndarray  # sampled row of each shingle
+    bitmap: np.ndarray  # a bit per value of a shingle's low FILTER_BITS bits: some shingle has it
 
     def __len__(self) -> int:
         return len(self.doc_ids)
+
+    @classmethod
+    def of(cls, doc_ids: tuple[str, ...], sets: ShingleSets) -> RecallSample:
+        """The sample of the rows ``doc_ids`` with shingle sets ``sets``."""
+        sizes = np.diff(sets.offsets).astype(np.int64)
+        owners = np.repeat(np.arange(len(doc_ids), dtype=np.int64), sizes)
+        order = np.argsort(sets.values, kind="stable")
+        bits = np.zeros(1 << FILTER_BITS, dtype=bool)
+        bits[_low_bits(sets.values)] = True
+        bitmap = np.packbits(bits, bitorder="little")  # 2 MB, sent to every task
+        return cls(doc_ids, sizes, sets.values[order], owners[order], bitmap)
+
+    def may_hold(self, values: np.ndarray) -> np.ndarray:
+        """False where a shingle is certainly in no sampled row (True: maybe)."""
+        low = _low_bits(values)
+        return (self.bitmap[low >> 3] >> (low & 7).astype(np.uint8)) & 1 == 1
+
+
+def _low_bits(values: np.ndarray) -> np.ndarray:
+    return (values & np.uint64((1 << FILTER_BITS) - 1)).astype(np.intp)
 
 
 def _rows(folder: Path, shard: int, generation: int | None, new: bool) -> pa.Table | None:
@@ -88,12 +113,7 @@ def build_sample(
     """The sample: the ``size`` smallest hashes over every shard's candidates, shingled."""
     chosen = sorted(row for part in candidates for row in part)[:size]
     sets = shingle_sets([text for _, _, text in chosen], ngram, normalization)
-    sizes = np.diff(sets.offsets).astype(np.int64)
-    owners = np.repeat(np.arange(len(chosen), dtype=np.int64), sizes)
-    order = np.argsort(sets.values, kind="stable")
-    return RecallSample(
-        tuple(doc_id for _, doc_id, _ in chosen), sizes, sets.values[order], owners[order]
-    )
+    return RecallSample.of(tuple(doc_id for _, doc_id, _ in chosen), sets)
 
 
 def shard_recall_hits(
@@ -138,9 +158,11 @@ def batch_hits(
     in the sample's sorted shingles, the matches counted per (row, sampled row), and the
     Jaccard computed from the counts and the set sizes."""
     sizes = np.diff(sets.offsets).astype(np.int64)
-    row_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    left = np.searchsorted(sample.shingles, sets.values, side="left")
-    right = np.searchsorted(sample.shingles, sets.values, side="right")
+    maybe = np.flatnonzero(sample.may_hold(sets.values))
+    row_of = np.searchsorted(sets.offsets, maybe, side="right") - 1  # the row of each value
+    values = sets.values[maybe]
+    left = np.searchsorted(sample.shingles, values, side="left")
+    right = np.searchsorted(sample.shingles, values, side="right")
     found = right > left
     if not found.any():
         return []

@@ -102,7 +102,7 @@ def token_statistics(texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
     (text, token) pairs are counted per token."""
     words = Words.of(pa.array([t.lower() for t in texts], pa.large_string()))
     vocabulary = max(len(words.dictionary), 1)
-    present = distinct(words.owners() * vocabulary + words.codes)
+    present = distinct(words.owners() * vocabulary + words.codes, runs=True)
     frequency = np.bincount(present % vocabulary, minlength=len(words.dictionary))
     tokens = words.dictionary.to_pylist()
     return words.counts, dict(zip(tokens, frequency.tolist(), strict=True))

@@ -10,8 +10,9 @@ from corpus_platform.base.shards import part_path, read_parquet, read_shard, wri
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.dedup.minhash import shingle_sets
-from corpus_platform.kernels.splitting.content import is_leak, shingle_counts
+from corpus_platform.kernels.splitting.content import is_leak, shingle_counts, too_short
 from corpus_platform.kernels.splitting.links import split_links
+from tests.realtext import real_texts
 
 LONG = "the quick brown fox jumps over the lazy dog near the river bank at dawn today"
 SHORT = "New upstream release."
@@ -100,6 +101,23 @@ def test_shingle_counts_are_distinct_word_ngrams() -> None:
     # LONG: 16 words, 12 distinct 5-grams; SHORT: fewer words than 5, one shingle; the repeated
     # text has 6 windows but 5 distinct ones
     assert counts.tolist() == [12, 1, 0, 0, 5]
+
+
+def test_too_short_says_what_the_whole_count_says() -> None:
+    # texts longer than the prefix it shingles first: a repeated phrase (few distinct n-grams
+    # however long), a text whose new n-grams only start after the prefix, real text, edge cases
+    repeated = "a b c d e f " * 200
+    late = "x " * 300 + " ".join(f"w{i}" for i in range(20))
+    texts = [repeated, late, LONG, SHORT, "", None, "!!! ???", *real_texts(200)]
+    for minimum in (0, 1, 5, 10, 40):
+        params = DedupParams(128, 5, 0.8, 0.6, 0, min_shingles=minimum)
+        counts = shingle_counts(texts, params)
+        expected = [c < minimum and t is not None for c, t in zip(counts, texts, strict=True)]
+        assert too_short(texts, params).tolist() == expected
+    assert too_short([late], DedupParams(128, 5, 0.8, 0.6, 0, min_shingles=10)).tolist() == [False]
+    assert too_short([repeated], DedupParams(128, 5, 0.8, 0.6, 0, min_shingles=10)).tolist() == [
+        True
+    ]
 
 
 def test_is_leak_needs_the_threshold_and_the_content_on_both_sides() -> None:
