@@ -49,7 +49,8 @@ test: install
 ## costs against a base of 100,000 up to split_documents, and its dedup F1 against a build from scratch
 ## (bench/append_benchmark.py; projects under /work/tmp/append-bench); writes BENCHMARKS.md. bench-large: the whole
 ## graph on 100,000 and 1,000,000 documents with language identification off, on the local and
-## the dask-local engine (their own sections; 1,000,000 documents need over 60 GB of disk). The slow dedup peers run on request:
+## the dask-local engine, and with fastText language identification on local (their own sections;
+## 1,000,000 documents need over 60 GB of disk). The slow dedup peers run on request:
 ## `bench/dedup_benchmark.py --peers datatrove,text-dedup` (about 150 docs/s for datatrove on
 ## these documents; text-dedup needs `make .bench-venv-textdedup/.installed PYTHON312=...`).
 # tokenizers: datatrove.pipeline.dedup's __init__ imports it (MinHash itself never uses it).
@@ -101,6 +102,8 @@ bench: $(BENCH_VENV)/.installed
 bench-large: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \
 		--gzip --out BENCHMARKS.md
+	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large \
+		--language-backend fasttext --gzip --out BENCHMARKS.md
 	$(BENCH_VENV)/bin/python bench/run_benchmarks.py --docs 100000,1000000 --workers 2 --large --no-language \
 		--engine dask-local --gzip --out BENCHMARKS.md
 

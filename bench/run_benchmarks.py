@@ -472,7 +472,12 @@ def render_large(args: argparse.Namespace, builds: list[dict]) -> str:
     command += f" --language-backend {args.language_backend}" if args.language_backend else ""
     command += "" if args.engine == "local" else f" --engine {args.engine}"
     command += " --gzip" if args.gzip else ""
-    if args.large:
+    if args.large and args.language and args.language_backend:
+        title = (
+            "## Large corpus: the whole graph, language identification on "
+            f"(`filters.language_backend: {args.language_backend}`)"
+        )
+    elif args.large:
         title = "## Large corpus: the whole graph"
     elif args.language_backend:
         title = (
@@ -511,7 +516,8 @@ def write_section(path: Path, name: str, text: str) -> None:
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     sections = {m.group(1): m.group(0) for m in SECTION_RE.finditer(current)}
     sections[name] = text
-    order = ["bench", "nolang", "lang-fasttext", "nolang-dask-local", "large", "cpu"]
+    order = ["bench", "nolang", "lang-fasttext", "nolang-dask-local", "large", "large-fasttext"]
+    order += ["cpu"]
     order += ["large-dask-local", "dedup"]
     order += ["loader"]
     ordered = [sections[k] for k in order if k in sections]
