@@ -347,7 +347,9 @@ class _ShardReader:
         if key in self.groups:
             self.groups.move_to_end(key)
             return self.groups[key]
-        table = parquet.read_row_group(group, columns=self.dataset.columns)
+        # decoded in this thread: a DataLoader worker is one process per core, and Arrow's
+        # thread pool, once started in a worker, can abort it at exit while a pool thread lives
+        table = parquet.read_row_group(group, columns=self.dataset.columns, use_threads=False)
         self.groups[key] = table
         while len(self.groups) > self.capacity:
             self.groups.popitem(last=False)

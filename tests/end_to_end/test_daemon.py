@@ -44,10 +44,37 @@ TIMEOUT = 420  # seconds for one build of the sample through the daemon
 SCHEDULE_TAG = "dagster/schedule_name"
 
 
+class Daemon:
+    """A ``dagster-daemon run`` process of a project, in its own process group, its output
+    appended to the project's daemon.log."""
+
+    def __init__(self, root: Path, env: dict) -> None:
+        self.root, self.env = root, env
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with (self.root / "daemon.log").open("a") as log:
+            self.process = subprocess.Popen(
+                [str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+                cwd=self.root,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def stop(self) -> None:
+        """SIGTERM to the daemon and the code servers it started; waits for it to end."""
+        if self.process is not None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=60)
+            self.process = None
+
+
 @pytest.fixture(scope="module")
-def daemon(
+def project(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[Path, dict, dg.DagsterInstance]]:
+) -> Iterator[tuple[Path, dict, dg.DagsterInstance, Daemon]]:
     """A project with the sample corpus, its instance (the repository's dagster.yaml) and a
     running daemon; the sensor is switched on."""
     root = tmp_path_factory.mktemp("daemon") / "project"
@@ -58,22 +85,21 @@ def daemon(
     subprocess.run([*corpus, *sample], cwd=root, env=env, check=True, capture_output=True)
     started = dagster(root, env, "sensor", "start", RAW_SENSOR, "-w", "workspace.yaml")
     assert started.returncode == 0, started.stdout + started.stderr
-    log = (root / "daemon.log").open("w")
-    process = subprocess.Popen(
-        [str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"],
-        cwd=root,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    process = Daemon(root, env)
+    process.start()
     instance = dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
     try:
-        yield root, env, instance
+        yield root, env, instance, process
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=60)
-        log.close()
+        process.stop()
+
+
+@pytest.fixture
+def daemon(
+    project: tuple[Path, dict, dg.DagsterInstance, Daemon],
+) -> tuple[Path, dict, dg.DagsterInstance]:
+    """The project, its environment and instance, its daemon running."""
+    return project[:3]
 
 
 SAMPLE_FILES = [
@@ -195,12 +221,17 @@ def test_the_sensor_builds_the_sample_then_a_dropped_file(daemon) -> None:
         assert partitions == {"web/dropped.jsonl"}
 
 
-def test_the_nightly_schedule_builds_a_new_batch_through_the_daemon(daemon) -> None:
+def test_the_nightly_schedule_builds_a_new_batch_through_the_daemon(project) -> None:
     """The scheduler daemon runs the schedule's missed 02:00 tick (its state started a day ago):
-    the run adds the partition of a file dropped since, builds it and passes every check."""
-    root, env, instance = daemon
+    the run adds the partition of a file dropped since, builds it and passes every check.
+
+    The state is dated back while no daemon runs: a scheduler that evaluated the schedule
+    between its start and the backdating keeps that evaluation's time in memory and would
+    never look back to the missed tick."""
+    root, env, instance, process = project
     stopped = dagster(root, env, "sensor", "stop", RAW_SENSOR, "-w", "workspace.yaml")
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr  # the schedule's turn
+    process.stop()
     dropped = root / "data" / "raw" / "web" / "nightly.jsonl"
     dropped.write_text(
         (root / "data" / "raw" / "web" / "crawl-0.jsonl")
@@ -220,6 +251,7 @@ def test_the_nightly_schedule_builds_a_new_batch_through_the_daemon(daemon) -> N
     instance.update_instigator_state(
         state.with_data(ScheduleInstigatorData(data.cron_schedule, start_timestamp=yesterday))
     )
+    process.start()
 
     def scheduled() -> list[dg.DagsterRun]:
         return [r for r in runs(instance) if r.tags.get(SCHEDULE_TAG) == NIGHTLY_SCHEDULE]
