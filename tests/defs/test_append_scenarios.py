@@ -46,11 +46,8 @@ from corpus_platform.defs.splitting.checks import (
 )
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.splitting.leakage import (
-    crossing_keys,
-    crossing_pairs,
-    held_out_neighbours,
-)
+from corpus_platform.kernels.splitting.crossing import crossing_keys
+from corpus_platform.kernels.splitting.leakage import crossing_pairs, held_out_neighbours
 from corpus_platform.store.datasets import stage_path
 from corpus_platform.store.snapshots import current_snapshot
 from tests.conftest import build, corpus_cli

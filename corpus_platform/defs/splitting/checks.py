@@ -39,11 +39,8 @@ from corpus_platform.defs.splitting.neighbour_search import search_held_out_neig
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.ingest.licences import denied_rows
 from corpus_platform.kernels.splitting import asof
-from corpus_platform.kernels.splitting.leakage import (
-    crossing_keys,
-    crossing_pairs,
-    split_moves,
-)
+from corpus_platform.kernels.splitting.crossing import crossing_keys
+from corpus_platform.kernels.splitting.leakage import crossing_pairs, split_moves
 from corpus_platform.kernels.splitting.ratios import split_ratio_report
 from corpus_platform.kernels.splitting.recall import (
     build_sample,
@@ -102,7 +99,11 @@ def no_entity_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOutc
     config = corpus.load()
     generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
     if generation is None:
-        report = crossing_keys(candidate, config.num_shards, "entity", "entities")
+        with corpus.scratch("no_entity_in_two_splits") as work:
+            report = crossing_keys(
+                candidate, config.num_shards, "entity", "entities", None,
+                corpus.engine(config), work, config.engine.memory_mb,
+            )  # fmt: skip
     else:  # an append: the new rows' entities, against every row
         report = crossing_keys_touched(
             candidate, config.num_shards, "entity", "entities", generation
@@ -128,7 +129,11 @@ def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOut
     if generation is None:
         pairs = read_parquet(dedup / SIMILAR_PAIRS)
         short = too_short_to_leak(corpus, pairs)
-        clusters = crossing_keys(root, shards, "cluster_id", "duplicate clusters", short.clusters)
+        with corpus.scratch("no_cluster_in_two_splits") as work:
+            clusters = crossing_keys(
+                root, shards, "cluster_id", "duplicate clusters", short.clusters,
+                corpus.engine(config), work, config.engine.memory_mb,
+            )  # fmt: skip
         similar = crossing_pairs(root, shards, pairs.filter(short.linking))
     else:  # an append: the new rows' clusters and pairs, against every row
         kind = "duplicate clusters"

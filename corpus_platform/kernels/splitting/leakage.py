@@ -40,25 +40,6 @@ class CrossingReport:
         return f"{self.kind} in more than one split: {self.crossing} of {self.total}"
 
 
-def crossing_keys(
-    split_root: Path, num_shards: int, column: str, kind: str, exempt: pa.Array | None = None
-) -> CrossingReport:
-    """Report keys of ``column`` found in more than one split, but for those ``exempt``
-    (duplicate clusters too short to leak). Each shard's distinct keys are kept as Arrow columns
-    (no Python object per key) and grouped once."""
-    parts = [pa.table({"key": pa.array([], pa.string()), "split": pa.array([], pa.int8())})]
-    for index, name in enumerate(SPLITS):
-        for _, table in iter_shards(split_root / name, num_shards, [column]):
-            keys = pc.unique(table.column(column)).cast(pa.string())
-            parts.append(pa.table({"key": keys, "split": pa.array([index] * len(keys), pa.int8())}))
-    seen = pa.concat_tables(parts).group_by("key").aggregate([("split", "count_distinct")])
-    if exempt is not None:
-        seen = seen.filter(pc.invert(pc.is_in(seen.column("key"), exempt)))
-    crossing = seen.filter(pc.greater(seen.column("split_count_distinct"), 1)).column("key")
-    examples = pc.take(crossing, pc.sort_indices(crossing)[:MAX_EXAMPLES]).to_pylist()
-    return CrossingReport(kind, len(seen), len(crossing), tuple(examples))
-
-
 def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> CrossingReport:
     """Report similar pairs whose two rows (both still present) sit in different splits. The
     pairs' rows are found shard by shard and joined as Arrow columns (no Python object per

@@ -6,7 +6,8 @@ import pyarrow as pa
 
 from corpus_platform.base.generations import generation_path
 from corpus_platform.base.shards import read_shard, write_parquet
-from corpus_platform.kernels.splitting.leakage import crossing_keys, crossing_pairs
+from corpus_platform.kernels.splitting.crossing import crossing_keys
+from corpus_platform.kernels.splitting.leakage import crossing_pairs
 from corpus_platform.kernels.splitting.split import (
     SplitPlan,
     bucket_bounds,
