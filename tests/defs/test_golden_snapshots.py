@@ -20,7 +20,7 @@ EXPECTED = {
     "fitted_statistics": "5c3276389e9be3607737603fa0a9c1c8.dir",
     "normalized_splits": "f183e54bd5d8e36272c014689447668f.dir",
     "training_mix": "db494e3e97dc01f66efeda91d4cb481d.dir",
-    "training_shards": "f05c9a009499c1f9e9cb81c31fc08a0b.dir",
+    "training_shards": "23dc501a906d30740939ce814f72f188.dir",
 }
 
 

@@ -43,8 +43,7 @@ from corpus_platform.kernels.splitting.crossing import crossing_keys
 from corpus_platform.kernels.splitting.leakage import crossing_pairs, split_moves
 from corpus_platform.kernels.splitting.ratios import split_ratio_report
 from corpus_platform.kernels.splitting.recall import (
-    build_sample,
-    shard_candidates,
+    draw_sample,
     shard_recall_hits,
 )
 from corpus_platform.kernels.splitting.recall_cache import CACHE as RECALL_CACHE
@@ -55,7 +54,7 @@ from corpus_platform.kernels.splitting.touched import (
     crossing_pairs_touched,
 )
 
-ASOF_SAMPLE_RATE = 0.1
+ASOF_SAMPLE = 5_000  # rows whose as-of values are recomputed, at most (a seeded choice)
 
 
 STABILITY_CARD_VERDICT = (
@@ -220,9 +219,10 @@ def recall_pass(
     config = corpus.load()
     size, shards = config.split.recall_sample, range(config.num_shards)
     params, engine = DedupParams.from_config(config), corpus.engine(config)
-    pick = partial(shard_candidates, split_root=candidate, seed=config.seed, size=size)
-    parts = engine.map_shards(partial(pick, generation=held), shards)
-    sample = build_sample(parts, size, params.shingle_size, params.normalization)
+    sample = draw_sample(
+        candidate, config.num_shards, config.seed, size,
+        params.shingle_size, params.normalization, engine, held,
+    )  # fmt: skip
     if not len(sample):
         return 0, 0, []
     compare = partial(
@@ -298,10 +298,11 @@ def visible_generations(candidate: Path) -> Callable[[int], set[int]] | None:
 
 
 def asof_features_causal(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
-    """A deterministic sample of as-of features equals a brute-force recomputation from the
-    entity's strictly earlier rows, as they were when the row was placed: an appended row sees
-    every published and new row, a published row what was there when it was published (a row
-    that arrives later changes no published value)."""
+    """A deterministic sample of as-of features (5,000 rows, chosen by a seeded hash of the
+    doc_id) equals a brute-force recomputation from the entity's strictly earlier rows, as they
+    were when the row was placed: an appended row sees every published and new row, a published
+    row what was there when it was published (a row that arrives later changes no published
+    value)."""
     config = corpus.load()
     if not config.asof_features:
         return CheckOutcome.not_applicable("no as-of features declared (asof_features)")
@@ -311,7 +312,8 @@ def asof_features_causal(corpus: CorpusProject, candidate: Path) -> CheckOutcome
         corpus.stage_dir(DEDUPLICATED_DOCUMENTS),
         config.num_shards,
         config.asof_features,
-        lambda doc_id: unit_interval(doc_id, config.seed, "asof-check") < ASOF_SAMPLE_RATE,
+        partial(unit_interval, seed=config.seed, salt="asof-check"),
+        ASOF_SAMPLE,
         visible_generations(candidate),
     )
     return CheckOutcome.from_metadata(

@@ -13,9 +13,11 @@ in three streaming passes, never sorting the corpus as a whole:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -163,12 +165,28 @@ def _files(root: Path, num_shards: int) -> list[tuple[int, Path]]:
     ]
 
 
+def _sample_ids(
+    split_roots: list[Path], num_shards: int, rank: Callable[[str], float], size: int
+) -> pa.Array:
+    """The doc ids of the ``size`` rows with a timestamp whose ``(rank(doc_id), doc_id)`` is
+    smallest, read file by file (no more than ``size`` ids held from one file to the next)."""
+    best: list[tuple[float, str]] = []
+    for root in split_roots:
+        for _, path in _files(root, num_shards):
+            table = read_parquet(path, ["doc_id", "timestamp"])
+            ids = table.column("doc_id").filter(pc.is_valid(table.column("timestamp")))
+            ranked = ((rank(doc_id), doc_id) for doc_id in ids.to_pylist())
+            best = heapq.nsmallest(size, chain(best, ranked))
+    return pa.array([doc_id for _, doc_id in best], pa.string())
+
+
 def sample_check(
     split_roots: list[Path],
     history_root: Path,
     num_shards: int,
     features: tuple[AsofFeature, ...],
-    keep: Callable[[str], bool],
+    rank: Callable[[str], float],
+    size: int,
     visible: Callable[[int], set[int]] | None = None,
 ) -> tuple[int, list[str]]:
     """Recompute the as-of features of a sample of rows by brute force and compare.
@@ -176,7 +194,9 @@ def sample_check(
     Args:
         split_roots: Folders holding the rows with computed features (one per split).
         history_root: The dataset the features were computed from (every earlier row).
-        keep: Deterministic sampling predicate on doc_id.
+        rank: A deterministic number per doc_id (a seeded hash): the sample is the ``size``
+            rows with a timestamp that rank lowest (ties by doc_id), whatever the corpus size,
+            so the check holds a bounded number of rows.
         visible: For a row of split generation ``g``, the generations of ``history_root`` its
             features were computed from (an appended row sees what was published when it was,
             never a later arrival); every generation when None.
@@ -185,14 +205,15 @@ def sample_check(
         (rows checked, up to ten mismatch descriptions).
     """
     columns = ["doc_id", "entity", "timestamp", *(f.name for f in features)]
+    chosen = _sample_ids(split_roots, num_shards, rank, size)
     sampled: dict[str, tuple[str, int, dict[str, float | None], int]] = {}
     for root in split_roots:
         for generation, path in _files(root, num_shards):
-            for row in read_parquet(path, columns).to_pylist():
-                if row["timestamp"] is not None and keep(row["doc_id"]):
-                    values = {f.name: row[f.name] for f in features}
-                    at = _micros(row["timestamp"])
-                    sampled[row["doc_id"]] = (row["entity"], at, values, generation)
+            table = read_parquet(path, columns)
+            for row in table.filter(pc.is_in(table.column("doc_id"), chosen)).to_pylist():
+                values = {f.name: row[f.name] for f in features}
+                at = _micros(row["timestamp"])
+                sampled[row["doc_id"]] = (row["entity"], at, values, generation)
     entities = pa.array(sorted({e for e, _, _, _ in sampled.values()}), pa.string())
     history: dict[str, list[tuple[int, dict[str, float | None], int]]] = {}
     sources = _source_columns(features)

@@ -28,7 +28,7 @@ from corpus_platform.kernels.splitting.leakage import MAX_EXAMPLES, CrossingRepo
 
 KEY_SCHEMA = pa.schema([("key", pa.string()), ("split", pa.int8())])
 KEY_ROW_BYTES = 160  # a key, its split and its share of the group-by's hash table
-DEFAULT_MEMORY_MB = 2048
+DEFAULT_MEMORY_MB = 1024  # engine.memory_mb's default
 
 
 def scatter_split_keys(

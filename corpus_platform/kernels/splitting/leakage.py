@@ -230,39 +230,66 @@ def _sketch_rows(
 Rows = dict[int, tuple[str, np.ndarray]]  # position -> (doc_id, sorted shingle hashes)
 
 
+def held_shard_neighbours(
+    held_shard: int,
+    pairs: np.ndarray,
+    load: Callable[[int, np.ndarray], Rows],
+    threshold: float,
+    min_shingles: int,
+) -> dict[str, str]:
+    """:func:`nearest_train_neighbours` for the candidate pairs of one held-out shard. An engine
+    task."""
+    shard_of_row = pairs >> np.uint64(32)
+    position = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    neighbour: dict[str, str] = {}
+    mine = shard_of_row[:, 0] == held_shard
+    held = load(held_shard, np.unique(position[mine, 0]))
+    for train_shard in np.unique(shard_of_row[mine, 1]).tolist():
+        block = mine & (shard_of_row[:, 1] == train_shard)
+        train = load(train_shard, np.unique(position[block, 1]))
+        for a, b in position[block].tolist():
+            (held_id, x), (train_id, y) = held[a], train[b]
+            if is_leak(x, y, threshold, min_shingles) and train_id < neighbour.get(
+                held_id, "\uffff"
+            ):
+                neighbour[held_id] = train_id
+    return neighbour
+
+
 def nearest_train_neighbours(
     pairs: np.ndarray,
     load: Callable[[int, np.ndarray], Rows],
     threshold: float,
     min_shingles: int = 0,
+    engine: Engine | None = None,
 ) -> dict[str, str]:
     """Held-out doc_id -> its smallest train neighbour id, for the candidate pairs (held-out
     row, train row; each ``shard << 32 | position``) whose exact shingle Jaccard reaches
     ``threshold`` and whose two sets both have ``min_shingles`` (split.min_link_shingles).
-    ``load(shard, positions)`` gives the shingles of those rows of a shard; one held-out
-    shard's and one train shard's candidate rows are in memory at a time."""
-    shard_of_row = pairs >> np.uint64(32)
-    position = (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    ``load(shard, positions)`` gives the shingles of those rows of a shard. One held-out shard
+    an engine task (:func:`held_shard_neighbours`), which holds that shard's and one train
+    shard's candidate rows at a time; a held-out row belongs to one task, so their answers
+    join without conflict."""
+    task = partial(
+        held_shard_neighbours,
+        pairs=pairs,
+        load=load,
+        threshold=threshold,
+        min_shingles=min_shingles,
+    )
+    held_shards = np.unique(pairs[:, 0] >> np.uint64(32)).tolist()
     neighbour: dict[str, str] = {}
-    for held_shard in np.unique(shard_of_row[:, 0]).tolist():
-        mine = shard_of_row[:, 0] == held_shard
-        held = load(held_shard, np.unique(position[mine, 0]))
-        for train_shard in np.unique(shard_of_row[mine, 1]).tolist():
-            block = mine & (shard_of_row[:, 1] == train_shard)
-            train = load(train_shard, np.unique(position[block, 1]))
-            for a, b in position[block].tolist():
-                (held_id, x), (train_id, y) = held[a], train[b]
-                if is_leak(x, y, threshold, min_shingles) and train_id < neighbour.get(
-                    held_id, "\uffff"
-                ):
-                    neighbour[held_id] = train_id
+    for found in (engine or LocalEngine()).map_shards(task, held_shards):
+        neighbour.update(found)
     return neighbour
 
 
-def verify_cross_pairs(scratch: Path, pairs: np.ndarray, params: DedupParams) -> dict[str, str]:
+def verify_cross_pairs(
+    scratch: Path, pairs: np.ndarray, params: DedupParams, engine: Engine | None = None
+) -> dict[str, str]:
     """:func:`nearest_train_neighbours` with the shingles kept in the sketch files."""
     load = partial(_sketch_rows, scratch)
-    return nearest_train_neighbours(pairs, load, params.pair_threshold, params.min_shingles)
+    return nearest_train_neighbours(pairs, load, params.pair_threshold, params.min_shingles, engine)
 
 
 def sketch_split_shard(
@@ -308,7 +335,7 @@ def held_out_neighbours(
     pairs = cross_candidates(
         scratch, len(folders) * num_shards, num_shards, len(params.band_groups()), engine
     )
-    neighbour = verify_cross_pairs(scratch, pairs, params)
+    neighbour = verify_cross_pairs(scratch, pairs, params, engine)
     examples = tuple(f"{held}~{neighbour[held]}" for held in sorted(neighbour)[:MAX_EXAMPLES])
     found = tuple(sorted(neighbour.items()))
     return NeighbourReport(sum(signed[num_shards:]), len(pairs), len(neighbour), examples, found)

@@ -239,7 +239,7 @@ def verify_by_text(
         shards,
     )
     load = partial(_shingles_of, scratch, params=params)
-    return nearest_train_neighbours(pairs, load, params.pair_threshold, params.min_shingles)
+    return nearest_train_neighbours(pairs, load, params.pair_threshold, params.min_shingles, engine)
 
 
 def held_out_neighbours_from_bands(

@@ -19,15 +19,18 @@ searched (a bit set by another shingle costs a search that finds nothing, never 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_platform.base.generations import shard_generation_files
 from corpus_platform.base.hashing import TextNormalization, unit_interval
 from corpus_platform.base.names import HELD_OUT, TRAIN
 from corpus_platform.base.shards import part_path, read_parquet
+from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
 from corpus_platform.kernels.splitting.recall_cache import file_sets
 
@@ -114,6 +117,62 @@ def build_sample(
     chosen = sorted(row for part in candidates for row in part)[:size]
     sets = shingle_sets([text for _, _, text in chosen], ngram, normalization)
     return RecallSample.of(tuple(doc_id for _, doc_id, _ in chosen), sets)
+
+
+def shard_ranks(
+    shard: int,
+    split_root: Path,
+    seed: int,
+    size: int,
+    generation: int | None = None,
+    new: bool = True,
+) -> list[tuple[float, str]]:
+    """:func:`shard_candidates` without their texts: (hash, doc_id). An engine task."""
+    return [(rank, doc_id) for rank, doc_id, _ in shard_candidates(
+        shard, split_root, seed, size, generation, new
+    )]  # fmt: skip
+
+
+def shard_texts(shard: int, split_root: Path, wanted: dict[int, list[str]]) -> dict[str, str]:
+    """The texts of the held-out rows ``wanted[shard]`` of one shard. An engine task."""
+    ids = pa.array(wanted.get(shard, []), pa.string())
+    texts: dict[str, str] = {}
+    for name in HELD_OUT:
+        table = _rows(split_root / name, shard, None, True)
+        if table is not None and len(ids):
+            found = table.filter(pc.is_in(table.column("doc_id"), ids))
+            texts.update(zip(found["doc_id"].to_pylist(), found["text"].to_pylist(), strict=True))
+    return texts
+
+
+def draw_sample(
+    split_root: Path,
+    num_shards: int,
+    seed: int,
+    size: int,
+    ngram: int,
+    normalization: TextNormalization,
+    engine: Engine,
+    generation: int | None = None,
+) -> RecallSample:
+    """The sample of :func:`build_sample` over every shard's :func:`shard_candidates`, drawn
+    without moving every shard's candidate texts: the shards send their ``size`` lowest
+    (hash, doc_id), and only the ``size`` chosen rows' texts are read back, so what this process
+    holds does not grow with the number of shards."""
+    shards = range(num_shards)
+    pick = partial(shard_ranks, split_root=split_root, seed=seed, size=size, generation=generation)
+    ranked = engine.map_shards(pick, shards)
+    chosen = sorted((r, d, s) for s, part in zip(shards, ranked, strict=True) for r, d in part)
+    chosen = chosen[:size]
+    wanted: dict[int, list[str]] = {}
+    for _, doc_id, shard in chosen:
+        wanted.setdefault(shard, []).append(doc_id)
+    texts: dict[str, str] = {}
+    for part in engine.map_shards(
+        partial(shard_texts, split_root=split_root, wanted=wanted), sorted(wanted)
+    ):
+        texts.update(part)
+    return build_sample([[(r, d, texts[d]) for r, d, _ in chosen]], size, ngram, normalization)
 
 
 def shard_recall_hits(

@@ -39,7 +39,7 @@ def write_splits(root: Path, rows: int, seed: int = 5) -> dict[str, set[str]]:
     return where
 
 
-@pytest.mark.parametrize("memory_mb,workers", [(2048, 1), (1, 2)])
+@pytest.mark.parametrize("memory_mb,workers", [(1024, 1), (1, 2)])
 def test_the_partitions_add_up_to_the_plain_count(
     tmp_path: Path, memory_mb: int, workers: int
 ) -> None:

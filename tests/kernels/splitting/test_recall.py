@@ -5,6 +5,7 @@ import random
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION
@@ -14,6 +15,7 @@ from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.splitting.recall import (
     batch_hits,
     build_sample,
+    draw_sample,
     shard_candidates,
     shard_recall_hits,
 )
@@ -61,9 +63,7 @@ def write_split(root: Path, rows: dict[str, list[tuple[str, str]]]) -> None:
 
 
 def run(root: Path, size: int, threshold: float = 0.6) -> list[tuple[str, str, float]]:
-    engine = LocalEngine()
-    parts = engine.map_shards(lambda s: shard_candidates(s, root, seed=7, size=size), range(SHARDS))
-    sample = build_sample(parts, size, 5, DEFAULT_NORMALIZATION)
+    sample = draw_sample(root, SHARDS, 7, size, 5, DEFAULT_NORMALIZATION, LocalEngine())
     results = [
         shard_recall_hits(s, root, sample, 5, DEFAULT_NORMALIZATION, threshold)
         for s in range(SHARDS)
@@ -98,6 +98,11 @@ def test_the_sample_is_seeded_and_bounded(tmp_path: Path) -> None:
     first = build_sample(parts, 5, 5, DEFAULT_NORMALIZATION)
     again = build_sample(parts[::-1], 5, 5, DEFAULT_NORMALIZATION)
     assert len(first) == 5 and first.doc_ids == again.doc_ids
+    # drawn with the texts of the chosen rows only (two workers): the same sample
+    drawn = draw_sample(tmp_path, SHARDS, 7, 5, 5, DEFAULT_NORMALIZATION, LocalEngine(2))
+    assert drawn.doc_ids == first.doc_ids
+    for field in ("sizes", "shingles", "owners", "bitmap"):
+        assert np.array_equal(getattr(drawn, field), getattr(first, field)), field
     assert set(first.doc_ids) <= {d for d, _ in held}
 
 

@@ -127,7 +127,7 @@ def test_streaming_passes_equal_brute_force(tmp_path: Path) -> None:
             part_path(tmp_path / "out", shard),
         )
     checked, mismatches = asof.sample_check(
-        [tmp_path / "out"], tmp_path / "up", 3, features, lambda d: True
+        [tmp_path / "out"], tmp_path / "up", 3, features, lambda d: 0.0, 10_000
     )
     assert checked == 600 and mismatches == []
     # a planted future leak is caught
@@ -141,6 +141,20 @@ def test_streaming_passes_equal_brute_force(tmp_path: Path) -> None:
         part_path(tmp_path / "out", 0),
     )
     _, mismatches = asof.sample_check(
-        [tmp_path / "out"], tmp_path / "up", 3, features, lambda d: True
+        [tmp_path / "out"], tmp_path / "up", 3, features, lambda d: 0.0, 10_000
     )
     assert len(mismatches) == 1 and "stored 123.0" in mismatches[0]
+    # a sample of 50 rows meets the planted row only when it ranks among the 50 lowest
+    planted = out.column("doc_id")[3].as_py()
+
+    def ranked_first(doc_id: str) -> float:
+        return 0.0 if doc_id == planted else 0.5
+
+    def ranked_last(doc_id: str) -> float:
+        return 1.0 if doc_id == planted else 0.5
+
+    for rank, found in ((ranked_first, 1), (ranked_last, 0)):
+        checked, mismatches = asof.sample_check(
+            [tmp_path / "out"], tmp_path / "up", 3, features, rank, 50
+        )
+        assert checked == 50 and len(mismatches) == found
