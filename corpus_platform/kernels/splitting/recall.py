@@ -18,6 +18,7 @@ searched (a bit set by another shingle costs a search that finds nothing, never 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -120,17 +121,11 @@ def build_sample(
 
 
 def shard_ranks(
-    shard: int,
-    split_root: Path,
-    seed: int,
-    size: int,
-    generation: int | None = None,
-    new: bool = True,
+    shard: int, candidates: Callable[[int], list[tuple[float, str, str]]]
 ) -> list[tuple[float, str]]:
-    """:func:`shard_candidates` without their texts: (hash, doc_id). An engine task."""
-    return [(rank, doc_id) for rank, doc_id, _ in shard_candidates(
-        shard, split_root, seed, size, generation, new
-    )]  # fmt: skip
+    """One shard's ``candidates`` (a :func:`shard_candidates`) without their texts: (hash,
+    doc_id). An engine task."""
+    return [(rank, doc_id) for rank, doc_id, _ in candidates(shard)]
 
 
 def shard_texts(shard: int, split_root: Path, wanted: dict[int, list[str]]) -> dict[str, str]:
@@ -160,7 +155,10 @@ def draw_sample(
     (hash, doc_id), and only the ``size`` chosen rows' texts are read back, so what this process
     holds does not grow with the number of shards."""
     shards = range(num_shards)
-    pick = partial(shard_ranks, split_root=split_root, seed=seed, size=size, generation=generation)
+    candidates = partial(
+        shard_candidates, split_root=split_root, seed=seed, size=size, generation=generation
+    )
+    pick = partial(shard_ranks, candidates=candidates)
     ranked = engine.map_shards(pick, shards)
     chosen = sorted((r, d, s) for s, part in zip(shards, ranked, strict=True) for r, d in part)
     chosen = chosen[:size]
