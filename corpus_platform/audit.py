@@ -141,6 +141,21 @@ class ReplayReport:
         return "\n".join(lines)
 
 
+def plan_change(record: dict[str, Any], rebuilt: dict[str, Any] | None) -> list[str]:
+    """Why a stage that rebuilt differently was not built the way its pinned snapshot was (an
+    append rebuilt from scratch when, say, the stage's code changed since), one note line;
+    nothing when the two builds were of the same kind or either is unknown."""
+    pinned = record.get("counts", {}).get("build")
+    if not isinstance(pinned, dict) or not isinstance(rebuilt, dict):
+        return []
+    if pinned.get("kind") == rebuilt.get("kind"):
+        return []
+    return [
+        f"note: {record['asset']} was pinned as {pinned.get('kind')} ({pinned.get('reason')}) "
+        f"and rebuilt as {rebuilt.get('kind')}: {rebuilt.get('reason')}"
+    ]
+
+
 def _scratch_project(root: Path, work: Path, config: dict[str, Any]) -> None:
     if work.exists():
         shutil.rmtree(work)
@@ -192,8 +207,11 @@ def replay(root: Path, snapshot_id: str, work: Path | None = None) -> ReplayRepo
         )
     report.notes += [f"step failed: {f}" for f in build.failures]
     for record in records:
-        rebuilt = build.materialized.get(record["asset"], {}).get("snapshot_id")
+        done = build.materialized.get(record["asset"], {})
+        rebuilt = done.get("snapshot_id")
         report.stages.append(StageReplay(record["asset"], record["snapshot_id"], rebuilt))
+        if rebuilt != record["snapshot_id"]:
+            report.notes += plan_change(record, done.get("build"))
     if report.ok:
         shutil.rmtree(work)
     else:

@@ -25,6 +25,7 @@ from typing import Any
 import dagster as dg
 
 from corpus_platform.audit import input_path
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.names import (
     FILTERED_DOCUMENTS,
     RAW_DOCUMENTS,
@@ -53,7 +54,7 @@ from corpus_platform.kernels.sharding.audit_page import (
 from corpus_platform.kernels.sharding.card import CardFacts, StageFacts, mix_licences
 from corpus_platform.store.provenance import PACKAGE_DIR, code_version
 from corpus_platform.store.registry import RAW_INPUT, check_status, find_snapshot, latest_checks
-from corpus_platform.store.snapshots import ObjectCheck, file_md5
+from corpus_platform.store.snapshots import ObjectCheck
 
 AUDIT_FILE = "audit.html"
 LISTING = "(directory listing)"  # the relpath ObjectCheck gives a missing .dir listing

@@ -17,7 +17,6 @@ import filecmp
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.files import digest_files
 from corpus_platform.base.names import (
     FILTERED_DOCUMENTS,
     SHARDS_MANIFEST,
@@ -144,14 +144,6 @@ def hash_file(path: Path) -> tuple[str, str]:
     return sha.hexdigest(), md5.hexdigest()
 
 
-def hash_files(paths: list[Path]) -> list[tuple[str, str]]:
-    """:func:`hash_file` of every path, in order, as many files at once as there are cores
-    (hashlib lets go of the GIL while it hashes a block)."""
-    workers = max(1, min(len(paths), os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash") as pool:
-        return list(pool.map(hash_file, paths))
-
-
 def _url(path: Path, base: Path) -> str:
     """``path`` relative to ``base`` (POSIX separators), or absolute on another drive."""
     try:
@@ -169,7 +161,8 @@ def published_files(folder: Path, manifest: dict[str, Any], base: Path) -> list[
         if not path.is_file():
             raise CorpusError(f"{path}: listed in {SHARDS_MANIFEST} but missing")
     files = []
-    for entry, path, (sha256, md5) in zip(entries, paths, hash_files(paths), strict=True):
+    digests = digest_files(paths, hash_file)
+    for entry, path, (sha256, md5) in zip(entries, paths, digests, strict=True):
         if "md5" in entry and md5 != entry["md5"]:
             raise CorpusError(
                 f"{path}: MD5 {md5} differs from {SHARDS_MANIFEST}'s {entry['md5']}: the file "

@@ -5,7 +5,9 @@ Every import in every module of the package is read with ``ast`` (imports inside
 included); one that points up, or sideways between kernels, store and loader, fails with its
 location. The loader (read by training code) never imports Dagster, and importing the
 expectations module does not import Great Expectations. Kernels are grouped by stage family, the
-families of ``defs/``; importing the package changes nothing in ``os.environ``.
+families of ``defs/``; importing the package changes nothing in ``os.environ``. Every Arrow
+hash aggregate and join runs single-threaded: with threads, Arrow gives their rows in no fixed
+order, and an order that changes from run to run breaks byte-identical outputs.
 """
 
 import ast
@@ -91,6 +93,47 @@ def test_the_layer_rule_catches_a_wrong_import() -> None:
     assert layer_of("corpus_platform.defs.publish")[1] > layer_of("corpus_platform.store.x")[1]
     assert layer_of("corpus_platform.cli")[1] == APPLICATION
     assert layer_of("corpus_platform.loader.dataset") == ("loader", 3)
+
+
+def unordered_arrow_calls(source: str) -> list[int]:
+    """Lines of ``source`` calling Arrow's ``group_by`` or ``join`` (two or more arguments,
+    unlike ``str.join``; not a filesystem's or ``os.path``'s ``join``) without
+    ``use_threads=False``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name, receiver = node.func.attr, ast.unparse(node.func.value)
+        paths = receiver.endswith(("fs", "path"))
+        if name == "group_by" or (name == "join" and len(node.args) >= 2 and not paths):
+            threads = [k.value for k in node.keywords if k.arg == "use_threads"]
+            if not (threads and isinstance(threads[0], ast.Constant) and threads[0].value is False):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+def test_every_arrow_aggregate_and_join_keeps_a_fixed_row_order() -> None:
+    """Arrow's threaded group_by and join return rows in an order that can change between runs
+    of the same input (pyarrow: "no stable ordering of the output is guaranteed"): the package
+    runs every one single-threaded."""
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for _, path in modules()
+        for line in unordered_arrow_calls(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, f"group_by/join without use_threads=False: {offenders}"
+
+
+def test_the_row_order_rule_catches_a_threaded_call_and_spares_str_join() -> None:
+    source = (
+        "a = t.group_by('k').aggregate([])\n"
+        "b = t.join(u, 'k', use_threads=False)\n"
+        "c = ', '.join(names)\n"
+        "d = t.join(u, 'k', join_type='inner')\n"
+        "e = t.group_by(['k'], use_threads=False)\n"
+        "f = self.fs.join(base, 'files', name)\n"
+    )
+    assert unordered_arrow_calls(source) == [1, 4]
 
 
 @pytest.mark.parametrize(

@@ -20,11 +20,11 @@ import hashlib
 import os
 import shutil
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 
+from corpus_platform.base.files import digest_files
 from corpus_platform.base.shards import (
     MANIFEST,
     part_path,
@@ -102,23 +102,12 @@ def generation_files(folder: Path, number: int) -> list[Path]:
     return unit_files(folder, generation_name(number))
 
 
-def file_md5(path: Path) -> str:
-    """The MD5 of a file's bytes (what DVC records for it)."""
-    digest = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def unit_digest(folder: Path, stem: str) -> str:
     """The digest of one unit of a stage folder (:func:`unit_files`): the MD5 of its files'
     relative paths and MD5s, so equal units have equal digests wherever the folder is. The files
-    are hashed as many at once as there are cores (hashlib lets go of the GIL on a block)."""
+    are hashed on every core (:func:`~corpus_platform.base.files.digest_files`)."""
     paths = unit_files(folder, stem)
-    workers = max(1, min(len(paths), os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="md5") as pool:
-        md5s = list(pool.map(file_md5, paths))
+    md5s = digest_files(paths)
     digest = hashlib.md5(usedforsecurity=False)
     for path, md5 in zip(paths, md5s, strict=True):
         digest.update(f"{path.relative_to(folder).as_posix()}\0{md5}\n".encode())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.base.generations import file_md5
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.names import TRAINING_MIX
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.sharding.card import (

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.base.generations import file_md5, generation_digest
+from corpus_platform.base.files import file_md5
+from corpus_platform.base.generations import generation_digest
 from corpus_platform.base.shards import MANIFEST, read_json, read_manifest, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.resources import CorpusProject

@@ -77,7 +77,7 @@ def _gather(folder: Path, part: int, schema: pa.Schema) -> pa.Table:
     """Every file written to partition ``part`` of a step, distinct rows."""
     table = gathered(folder, part, schema)
     names = schema.names
-    return table.group_by(names).aggregate([]).select(names)
+    return table.group_by(names, use_threads=False).aggregate([]).select(names)
 
 
 def _both_ways(key: pa.Array, other: pa.Array) -> pa.Table:
@@ -91,7 +91,7 @@ def _both_ways(key: pa.Array, other: pa.Array) -> pa.Table:
 def _smallest(table: pa.Table) -> tuple[pa.Table, pa.Array]:
     """Per key: its smallest and largest neighbour and its number of distinct neighbours,
     and the smallest of the key and its neighbours."""
-    per_key = table.group_by("key").aggregate(
+    per_key = table.group_by("key", use_threads=False).aggregate(
         [("other", "min"), ("other", "max"), ("other", "count")]
     )
     smallest = pc.if_else(
@@ -107,7 +107,7 @@ def large_star(part: int, step: Path, following: Path, partitions: int) -> int:
     edges = _gather(step, part, EDGE_SCHEMA)
     per_key, smallest = _smallest(edges)
     lookup = pa.table({"key": per_key.column("key"), "m": smallest})
-    joined = edges.join(lookup, "key")
+    joined = edges.join(lookup, "key", use_threads=False)
     larger = joined.filter(pc.greater(joined.column("other"), joined.column("key")))
     # Oriented for the small star: keyed by the larger end (the neighbour), the other is m.
     out = pa.table({"key": larger.column("other"), "other": larger.column("m")}, schema=EDGE_SCHEMA)
@@ -125,7 +125,7 @@ def small_star(part: int, step: Path, following: Path, partitions: int) -> int:
     edges = _gather(step, part, EDGE_SCHEMA)
     per_key, smallest = _smallest(edges)
     lookup = pa.table({"key": per_key.column("key"), "m": smallest})
-    joined = edges.join(lookup, "key")
+    joined = edges.join(lookup, "key", use_threads=False)
     others = joined.filter(pc.not_equal(joined.column("other"), joined.column("m")))
     ends = pa.concat_arrays(
         [others.column("other").combine_chunks(), per_key.column("key").combine_chunks()]

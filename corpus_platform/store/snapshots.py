@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
 from corpus_platform.store.dvc_process import run_dvc
@@ -27,7 +28,6 @@ from corpus_platform.store.remotes import (
     SnapshotError,
     dvc_settings,
     explain,
-    md5_of_chunks,
     object_path,
     wanted_remote,
 )
@@ -232,12 +232,6 @@ def describe_remote(root: Path) -> str:
     """The project's default remote for messages, or a note that it has none."""
     remote = dvc_settings(root).remote
     return remote.describe() if remote else "no default DVC remote"
-
-
-def file_md5(path: Path) -> str:
-    """MD5 of a file's bytes, as DVC computes it."""
-    with path.open("rb") as handle:
-        return md5_of_chunks(iter(lambda: handle.read(1 << 20), b""))
 
 
 @dataclass(frozen=True)

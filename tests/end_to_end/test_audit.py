@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from corpus_platform.audit import checkout, replay
+from corpus_platform.audit import checkout, plan_change, replay
 from corpus_platform.base.names import STAGES
 from corpus_platform.base.shards import read_parquet
 from corpus_platform.store.datasets import stage_path
@@ -60,6 +60,19 @@ def test_delete_data_restore_from_remote_and_replay_identically(built, tmp_path:
     assert report.ok, report.render()
     assert [s.asset for s in report.stages] == list(STAGES)
     assert not (root / ".scratch" / f"replay-{snapshot[:12]}").exists()
+
+
+def test_a_replay_that_rebuilds_differently_says_how_the_build_plan_changed() -> None:
+    appended = {"kind": "append", "reason": "appends generation 1 (1 new upstream units) to s0"}
+    record = {"asset": "split_documents", "counts": {"build": appended}}
+    scratch = {"kind": "from scratch", "reason": "the splitting code changed since s0"}
+    assert plan_change(record, scratch) == [
+        "note: split_documents was pinned as append (appends generation 1 (1 new upstream "
+        "units) to s0) and rebuilt as from scratch: the splitting code changed since s0"
+    ]
+    assert plan_change(record, {**appended, "reason": "appends generation 1 to s1"}) == []
+    assert plan_change(record, None) == []
+    assert plan_change({"asset": "raw_documents", "counts": {}}, scratch) == []
 
 
 def test_replay_fails_loudly_when_a_raw_object_is_gone(built, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_platform.base.generations import file_md5
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST, WEBDATASET
 from corpus_platform.base.shards import read_json, write_json
 from corpus_platform.loader import Consumer, EpochOrder, GenerationalOrder, ShardDataset

@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.generations import link_published
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import NORMALIZED_SPLITS, TRAIN
@@ -18,7 +19,6 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.mixing.mix import decontaminate_shard, draw_shard
 from corpus_platform.kernels.mixing.plan import MixError, MixPlan
 from corpus_platform.kernels.mixing.tokens import TokenCounter
-from corpus_platform.store.snapshots import file_md5
 
 EPOCH_RATES = "epoch_rates"  # manifest: the exact per-source rates of the mix epoch
 

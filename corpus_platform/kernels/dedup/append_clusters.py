@@ -154,7 +154,7 @@ def score_append(part: int, scratch: Path, num_shards: int, params: DedupParams)
     scored. An engine task."""
     folder = scratch / "candidates"
     pairs = pa.concat_tables([read_parquet(p) for p in sorted(folder.glob("group-*.parquet"))])
-    pairs = pairs.group_by(["doc_a", "doc_b"]).aggregate([])
+    pairs = pairs.group_by(["doc_a", "doc_b"], use_threads=False).aggregate([])
     pairs = pairs.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
     bounds = np.linspace(0, len(pairs), SCORE_PARTS + 1).round().astype(int)
     pairs = pairs.slice(bounds[part], bounds[part + 1] - bounds[part])

@@ -79,10 +79,15 @@ def new_keys(_: int, scratch: Path, num_shards: int, params: DedupParams) -> Non
     for group in range(len(params.band_groups())):
         folder = scratch / "bands" / f"group-{group}"
         tables = [t.select(["band", "key"]) for _, t in iter_shards(folder, num_shards)]
-        bands.append(pa.concat_tables(tables).group_by(["band", "key"]).aggregate([]))
+        bands.append(
+            pa.concat_tables(tables).group_by(["band", "key"], use_threads=False).aggregate([])
+        )
     write_parquet(pa.concat_tables(bands), scratch / "new-keys" / "bands.parquet")
     keys = pa.concat_tables([t for _, t in iter_shards(scratch / "keys", num_shards, ["key"])])
-    write_parquet(keys.group_by("key").aggregate([]), scratch / "new-keys" / "exact.parquet")
+    write_parquet(
+        keys.group_by("key", use_threads=False).aggregate([]),
+        scratch / "new-keys" / "exact.parquet",
+    )
 
 
 def published_hits(shard: int, index: Path, scratch: Path, bands: int) -> int:
@@ -169,9 +174,13 @@ def exact_links(_: int, scratch: Path, num_shards: int) -> int:
             old.append_column("old", pa.array([True] * len(old), pa.bool_())),
         ]
     )
-    smallest = rows.group_by("key").aggregate([("doc_id", "min"), ("doc_id", "count")])
+    smallest = rows.group_by("key", use_threads=False).aggregate(
+        [("doc_id", "min"), ("doc_id", "count")]
+    )
     shared = smallest.filter(pc.greater(smallest.column("doc_id_count"), 1))
-    joined = rows.filter(pc.invert(rows.column("old"))).join(shared, "key", join_type="inner")
+    joined = rows.filter(pc.invert(rows.column("old"))).join(
+        shared, "key", join_type="inner", use_threads=False
+    )
     joined = joined.filter(pc.not_equal(joined.column("doc_id"), joined.column("doc_id_min")))
     heads = joined.column("doc_id_min")
     head_old = pc.is_in(heads, old.column("doc_id"))

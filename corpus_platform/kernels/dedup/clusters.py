@@ -62,8 +62,8 @@ def _exact_links(
     """Edges from every row of one exact-key partition to the smallest doc id of its key (an
     engine task; edge sources numbered from ``first_source``, after the scored blocks')."""
     keys = exact_key_partition(scratch, num_shards, part, key_parts)
-    smallest = keys.group_by("key").aggregate([("doc_id", "min")])
-    joined = keys.join(smallest, "key")
+    smallest = keys.group_by("key", use_threads=False).aggregate([("doc_id", "min")])
+    joined = keys.join(smallest, "key", use_threads=False)
     source = first_source + part
     return write_edge_arrays(joined["doc_id"], joined["doc_id_min"], links, source, partitions)
 

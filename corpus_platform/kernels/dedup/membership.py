@@ -117,9 +117,11 @@ def gather_members(
         [pa.table({"doc_id": pa.array([], pa.string()), "signature": pa.array([], pa.binary())})]
         + [t.cast(pa.schema([("doc_id", pa.string()), ("signature", pa.binary())])) for t in signed]
     )
-    table = named.join(keys, "doc_id", join_type="left outer")
-    table = table.join(signatures, "doc_id", join_type="left outer")
-    table = table.join(published_kept(published, shard, ids), "doc_id", join_type="left outer")
+    table = named.join(keys, "doc_id", join_type="left outer", use_threads=False)
+    table = table.join(signatures, "doc_id", join_type="left outer", use_threads=False)
+    table = table.join(
+        published_kept(published, shard, ids), "doc_id", join_type="left outer", use_threads=False
+    )
     table = table.select(MEMBER_SCHEMA.names).cast(MEMBER_SCHEMA)
     scatter(table, "cluster_id", out, shard, partitions)
     return len(table)

@@ -164,7 +164,9 @@ def score_block(
     task: the candidate rows of two ranges in memory."""
     low, high = range_blocks(ranges)[block]
     pairs = gathered(scratch / "blocks", block, PAIR_SCHEMA)
-    pairs = pairs.group_by(PAIR_SCHEMA.names).aggregate([]).select(PAIR_SCHEMA.names)
+    pairs = (
+        pairs.group_by(PAIR_SCHEMA.names, use_threads=False).aggregate([]).select(PAIR_SCHEMA.names)
+    )
     pairs = pairs.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
     field = _field(params)
     measure = sorted_jaccard if params.verify else estimated_jaccard

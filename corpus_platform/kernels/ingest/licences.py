@@ -43,9 +43,9 @@ def licence_counts(folder: Path, shard: int, weight: str | None = None) -> Count
     columns = [LICENSE, weight] if weight else [LICENSE]
     table = read_parquet(path, columns)
     if weight is None:
-        counts = table.group_by(LICENSE).aggregate([([], "count_all")])
+        counts = table.group_by(LICENSE, use_threads=False).aggregate([([], "count_all")])
         return Counter(dict(zip(*counts.to_pydict().values(), strict=True)))
-    sums = table.group_by(LICENSE).aggregate([(weight, "sum")])
+    sums = table.group_by(LICENSE, use_threads=False).aggregate([(weight, "sum")])
     licences, totals = sums[LICENSE].to_pylist(), sums[f"{weight}_sum"].to_pylist()
     return Counter(dict(zip(licences, totals, strict=True)))
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_platform.base.generations import file_md5
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.names import PARQUET, SHARDS_MANIFEST, WEBDATASET
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 from corpus_platform.kernels.sharding.shards import BLOCK, count_tokens
@@ -299,10 +299,10 @@ def draw_report(
     with draws ``0 .. times_drawn - 1``, and every key once (counted on ``keys``, the
     ``(format, key)`` rows; default: ``samples``)."""
     mine = samples.filter(pc.equal(samples.column("format"), fmt))
-    grouped = mine.group_by("doc_id").aggregate(
+    grouped = mine.group_by("doc_id", use_threads=False).aggregate(
         [("draw", "count"), ("draw", "count_distinct"), ("draw", "min"), ("draw", "max")]
     )
-    joined = expected.join(grouped, "doc_id", join_type="full outer")
+    joined = expected.join(grouped, "doc_id", join_type="full outer", use_threads=False)
     zero = pa.scalar(0, pa.int64())
     k = pc.coalesce(joined.column("times_drawn"), zero)
     count = pc.coalesce(joined.column("draw_count"), zero)
@@ -330,7 +330,7 @@ def draw_report(
     ]
     keys = samples if keys is None else keys
     mine_keys = keys.filter(pc.equal(keys.column("format"), fmt))
-    duplicates = mine_keys.group_by("key").aggregate([("key", "count")])
+    duplicates = mine_keys.group_by("key", use_threads=False).aggregate([("key", "count")])
     repeated = duplicates.filter(pc.greater(duplicates.column("key_count"), 1))
     return DrawReport(
         fmt=fmt,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.base.generations import file_md5
+from corpus_platform.base.files import file_md5
 from corpus_platform.base.names import PARQUET, WEBDATASET
 
 

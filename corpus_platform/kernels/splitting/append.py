@@ -214,7 +214,7 @@ def published_anchors(shard: int, published: Path, split: AppendSplit) -> int:
         for node in (table.column("entity"), clusters):
             anchors = pa.table([node, table.column("component"), where], schema=ANCHOR_SCHEMA)
             found.append(anchors.filter(pc.is_in(anchors.column("node"), touched)))
-    table = pa.concat_tables(found).group_by(ANCHOR_SCHEMA.names).aggregate([])
+    table = pa.concat_tables(found).group_by(ANCHOR_SCHEMA.names, use_threads=False).aggregate([])
     write_parquet(table.select(ANCHOR_SCHEMA.names), part_path(split.scratch / "anchors", shard))
     return len(table)
 

@@ -84,9 +84,15 @@ def per_entity(part: int, rows: Path, labels: Path, out: Path, partitions: int) 
     """Join one partition's entity rows to its labels (an unlinked entity is its own
     component) and scatter (component, rows, linked, with_rows) by component; return the
     linked components named in this partition (those whose name is one of its entities)."""
-    summed = gathered(rows, part, ROWS_SCHEMA).group_by("key").aggregate([("rows", "sum")])
+    summed = (
+        gathered(rows, part, ROWS_SCHEMA)
+        .group_by("key", use_threads=False)
+        .aggregate([("rows", "sum")])
+    )
     named = entity_labels(labels, part)
-    joined = named.join(summed, "node", "key", join_type="full outer", coalesce_keys=True)
+    joined = named.join(
+        summed, "node", "key", join_type="full outer", coalesce_keys=True, use_threads=False
+    )
     component = pc.coalesce(joined.column("component"), joined.column("node"))
     count = pc.coalesce(joined.column("rows_sum"), pa.scalar(0, pa.int64()))
     linked = pc.cast(pc.is_valid(joined.column("component")), pa.int64())
@@ -109,7 +115,7 @@ def component_sizes(
     (joins by kind not yet counted)."""
     table = (
         gathered(folder, part, PER_ENTITY)
-        .group_by("key")
+        .group_by("key", use_threads=False)
         .aggregate([("rows", "sum"), ("linked", "sum"), ("with_rows", "sum")])
     )
     table = table.filter(pc.greater(table.column("rows_sum"), 0))

@@ -50,7 +50,7 @@ def partition_crossing(
     """Engine task: one partition's distinct keys (but the ``exempt``), those in more than one
     split, and the smallest of them."""
     keys = gathered(folder, part, KEY_SCHEMA)
-    seen = keys.group_by("key").aggregate([("split", "count_distinct")])
+    seen = keys.group_by("key", use_threads=False).aggregate([("split", "count_distinct")])
     if exempt is not None:
         seen = seen.filter(pc.invert(pc.is_in(seen.column("key"), exempt)))
     crossing = seen.filter(pc.greater(seen.column("split_count_distinct"), 1)).column("key")

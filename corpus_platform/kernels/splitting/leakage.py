@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, iter_shards, part_path, read_parquet
 from corpus_platform.engine import Engine, LocalEngine
+from corpus_platform.engine.graph import partition_of
 from corpus_platform.kernels.dedup import DedupParams, signature_shard
 from corpus_platform.kernels.splitting.content import is_leak
 
@@ -42,13 +43,17 @@ class CrossingReport:
 
 def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> CrossingReport:
     """Report similar pairs whose two rows (both still present) sit in different splits. The
-    pairs' rows are found shard by shard and joined as Arrow columns (no Python object per
-    row)."""
+    pairs' rows are found shard by shard, each shard looked up for the ids that live in it
+    (a row stays in the logical shard of its doc id), so the work follows the rows, not rows
+    times shards; then joined as Arrow columns (no Python object per row)."""
     wanted = pc.unique(pa.chunked_array([pairs["doc_a"], pairs["doc_b"]], pa.string()))
+    owner = partition_of(wanted, num_shards)
+    by_shard = [wanted.filter(pa.array(owner == shard)) for shard in range(num_shards)]
     parts = [pa.table({"doc_id": pa.array([], pa.string()), "split": pa.array([], pa.int8())})]
     for index, name in enumerate(SPLITS):
-        for _, table in iter_shards(split_root / name, num_shards, ["doc_id"]):
-            found = pc.filter(table.column("doc_id"), pc.is_in(table.column("doc_id"), wanted))
+        for shard, table in iter_shards(split_root / name, num_shards, ["doc_id"]):
+            ids = table.column("doc_id")
+            found = pc.filter(ids, pc.is_in(ids, by_shard[shard]))
             parts.append(
                 pa.table({"doc_id": found, "split": pa.array([index] * len(found), pa.int8())})
             )
@@ -56,7 +61,7 @@ def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> Crossi
     present = pairs.select(["doc_a", "doc_b"])
     for side in ("a", "b"):
         named = where.rename_columns([f"doc_{side}", f"split_{side}"])
-        present = present.join(named, f"doc_{side}", join_type="inner")
+        present = present.join(named, f"doc_{side}", join_type="inner", use_threads=False)
     crossing = present.filter(pc.not_equal(present["split_a"], present["split_b"]))
     crossing = crossing.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
     examples = [

@@ -75,7 +75,11 @@ def crossing_keys_touched(
     for index, table in split_tables(split_root, num_shards, [column], generation, False):
         values = table.column(column)
         parts.append(_keyed(index, pc.filter(values, pc.is_in(values, keys))))
-    seen = pa.concat_tables(parts).group_by("key").aggregate([("split", "count_distinct")])
+    seen = (
+        pa.concat_tables(parts)
+        .group_by("key", use_threads=False)
+        .aggregate([("split", "count_distinct")])
+    )
     crossing = seen.filter(pc.greater(seen.column("split_count_distinct"), 1)).column("key")
     examples = pc.take(crossing, pc.sort_indices(crossing)[:MAX_EXAMPLES]).to_pylist()
     return CrossingReport(
@@ -112,7 +116,7 @@ def crossing_pairs_touched(
     present = pairs.select(["doc_a", "doc_b"])
     for side in ("a", "b"):
         named = where.rename_columns([f"doc_{side}", f"text_{side}", f"split_{side}"])
-        present = present.join(named, f"doc_{side}", join_type="inner")
+        present = present.join(named, f"doc_{side}", join_type="inner", use_threads=False)
     present = present.sort_by([("doc_a", "ascending"), ("doc_b", "ascending")])
     crossing = present.filter(pc.not_equal(present["split_a"], present["split_b"]))
     texts = zip(crossing["text_a"].to_pylist(), crossing["text_b"].to_pylist(), strict=True)

@@ -42,7 +42,7 @@ def partition_top(
     files = sorted((folder / f"to-{part:05d}").glob("from-*.parquet"))
     tables = [pq.read_table(f, schema=COUNT_SCHEMA) for f in files]
     table = pa.concat_tables(tables) if tables else COUNT_SCHEMA.empty_table()
-    summed = table.group_by("key").aggregate([("count", "sum")])
+    summed = table.group_by("key", use_threads=False).aggregate([("count", "sum")])
     order = pc.sort_indices(summed, [("count_sum", "descending"), ("key", "ascending")])
     top = summed.take(order[:k])
     hit = summed.filter(pc.is_in(summed.column("key"), pa.array(wanted, pa.string())))

@@ -5,6 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from corpus_platform.base.generations import generation_path
+from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.kernels.splitting.crossing import crossing_keys
 from corpus_platform.kernels.splitting.leakage import crossing_pairs
@@ -98,6 +99,31 @@ def test_crossing_pairs_detects_a_split_pair(tmp_path: Path) -> None:
     )
     report = crossing_pairs(tmp_path / "s", 1, pairs(("a", "b", "x", "y"), ("a", "gone", "x", "z")))
     assert (report.total, report.crossing, report.examples) == (1, 1, ("a~b",))
+
+
+def test_crossing_pairs_finds_each_row_in_the_shard_of_its_id(tmp_path: Path) -> None:
+    """Rows sit in the logical shard of their doc id; pairs across shards and splits are found
+    and counted as a plain Python lookup counts them."""
+    shards, where = 4, {}
+    for i in range(200):
+        where[f"doc-{i:03d}"] = ("train", "validation", "test")[i % 3]
+    for split in ("train", "validation", "test"):
+        for shard in range(shards):
+            ids = [
+                d for d, s in sorted(where.items()) if s == split and shard_of(d, shards) == shard
+            ]
+            write_parquet(
+                pa.table({"doc_id": pa.array(ids, pa.string())}),
+                tmp_path / "s" / split / f"part-{shard:05d}.parquet",
+            )
+    links = [(f"doc-{i:03d}", f"doc-{(i * 7 + 3) % 200:03d}") for i in range(0, 200, 5)]
+    links.append(("doc-000", "doc-gone"))
+    report = crossing_pairs(tmp_path / "s", shards, pairs(*((a, b, "x", "y") for a, b in links)))
+    present = [(a, b) for a, b in links if a in where and b in where]
+    crossing = sorted(f"{a}~{b}" for a, b in present if where[a] != where[b])
+    assert len({shard_of(d, shards) for pair in present for d in pair}) == shards
+    assert (report.total, report.crossing) == (len(present), len(crossing))
+    assert list(report.examples) == crossing[:10]
 
 
 def test_split_is_the_same_on_rerun(tmp_path: Path) -> None:
