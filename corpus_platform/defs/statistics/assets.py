@@ -130,13 +130,12 @@ def fit(corpus: CorpusProject, config: CorpusConfig) -> dict:
                 features=features,
                 with_text=with_text,
                 counts_dir=scratch / "document-frequencies",
-                partitions=config.num_shards,
             ),
             shards,
         )
-        top_k = config.statistics.top_k_tokens
+        top_k, memory = config.statistics.top_k_tokens, config.engine.memory_mb
         top = (
-            top_counts(scratch / "document-frequencies", config.num_shards, top_k, (), engine)[0]
+            top_counts(scratch / "document-frequencies", top_k, (), engine, memory)[0]
             if with_text
             else None
         )

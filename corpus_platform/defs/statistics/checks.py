@@ -65,6 +65,7 @@ def fitted_on_exactly_train(corpus: CorpusProject, candidate: Path) -> CheckOutc
                 engine,
                 scratch / "audit",
                 fitted.get("text", {}).get("document_frequency_top_k", []),
+                config.engine.memory_mb,
             )
     mismatches = fit_mismatches(fitted, audit, config.feature_columns) if audit else []
     same_rows = (

@@ -25,7 +25,7 @@ from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
 from corpus_platform.base.words import Words
-from corpus_platform.kernels.statistics.topk import scatter_counts
+from corpus_platform.kernels.statistics.topk import write_counts
 
 TEXT_BATCH = 4096  # texts tokenized at a time: a batch's words, not a shard's, are in memory
 
@@ -114,11 +114,10 @@ def shard_partial(
     features: tuple[str, ...],
     with_text: bool = False,
     counts_dir: Path | None = None,
-    partitions: int = 1,
 ) -> ShardPartial:
     """Moments, text statistics and a doc-id digest of one shard of the train split. With
-    ``counts_dir`` the document frequencies are scattered there into ``partitions`` by token
-    (:mod:`corpus_platform.kernels.statistics.topk`) instead of returned."""
+    ``counts_dir`` the document frequencies are written there, sorted by token hash
+    (:mod:`corpus_platform.kernels.statistics.topk`), instead of returned."""
     table = read_shard(folder, shard, ["doc_id", *features])
     ids = table.column("doc_id").to_pylist()
     moments = {name: Moments.of(column_values(table, name)) for name in features}
@@ -126,7 +125,7 @@ def shard_partial(
         return ShardPartial(shard, len(ids), fingerprint(ids), moments)
     chars, words, frequencies = text_statistics(part_path(folder, shard))
     if counts_dir is not None:
-        scatter_counts(frequencies, counts_dir, shard, partitions)
+        write_counts(frequencies, counts_dir, shard)
         frequencies = {}
     return ShardPartial(
         shard,

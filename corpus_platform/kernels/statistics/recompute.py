@@ -22,7 +22,7 @@ import numpy as np
 from corpus_platform.base.shards import iter_batches, part_path, read_shard
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.kernels.statistics.fit import TEXT_BATCH, column_values
-from corpus_platform.kernels.statistics.topk import scatter_counts, top_counts
+from corpus_platform.kernels.statistics.topk import top_counts, write_counts
 
 
 @dataclass(frozen=True)
@@ -45,10 +45,9 @@ def audit_shard(
     edges: dict[str, list[float]],
     with_text: bool,
     counts_dir: Path | None = None,
-    partitions: int = 1,
 ) -> ShardAudit:
     """The first pass over one train shard; with ``counts_dir`` its document frequencies are
-    scattered there by token (:mod:`kernels.statistics.topk`) instead of returned."""
+    written there by token hash (:mod:`kernels.statistics.topk`) instead of returned."""
     table = read_shard(train, shard, list(edges))
     counts, totals, low, high, histograms = {}, {}, {}, {}, {}
     for name, bins in edges.items():
@@ -65,7 +64,7 @@ def audit_shard(
             documents += len(texts)
             document_frequencies(texts, frequencies)
     if counts_dir is not None:
-        scatter_counts(frequencies, counts_dir, shard, partitions)
+        write_counts(frequencies, counts_dir, shard)
         frequencies = Counter()
     return ShardAudit(len(table), counts, totals, low, high, histograms, documents, frequencies)
 
@@ -113,6 +112,7 @@ def recompute_train_statistics(
     engine: Engine | None = None,
     scratch: Path | None = None,
     fitted_top: list[list] | None = None,
+    memory_mb: int = 1024,
 ) -> TrainAudit:
     """Recompute the fitted statistics from the train split in two streaming passes, each a map
     over shards on ``engine`` reduced in shard order.
@@ -123,10 +123,11 @@ def recompute_train_statistics(
         edges: Per numeric feature, the fitted histogram's bin edges.
         with_text: Also count text documents and token document frequencies.
         engine: Where shard passes run (this process by default).
-        scratch: When given, document frequencies are summed per token partition there and
+        scratch: When given, document frequencies are summed per token hash range there and
             only the recounted top-k and the counts of ``fitted_top``'s tokens come back (the
             tokens :func:`fit_mismatches` compares); otherwise every token's count.
         fitted_top: The fit's ``[token, count]`` top-k list (with ``scratch``).
+        memory_mb: What one task of the document-frequency reduce may hold.
     """
     engine = engine or LocalEngine()
     shards = range(num_shards)
@@ -138,7 +139,6 @@ def recompute_train_statistics(
             edges=edges,
             with_text=with_text,
             counts_dir=counts_dir,
-            partitions=num_shards,
         ),
         shards,
     )
@@ -167,7 +167,8 @@ def recompute_train_statistics(
         frequencies.update(audit.frequencies)
     if counts_dir is not None and with_text:
         top = fitted_top or []
-        recounted, found = top_counts(counts_dir, num_shards, len(top), [t for t, _ in top], engine)
+        wanted = [t for t, _ in top]
+        recounted, found = top_counts(counts_dir, len(top), wanted, engine, memory_mb)
         frequencies = Counter({**dict(recounted), **found})
     return TrainAudit(
         sum(a.rows for a in first), features, sum(a.documents for a in first), frequencies
