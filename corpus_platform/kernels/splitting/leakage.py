@@ -48,7 +48,10 @@ def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> Crossi
     times shards; then joined as Arrow columns (no Python object per row)."""
     wanted = pc.unique(pa.chunked_array([pairs["doc_a"], pairs["doc_b"]], pa.string()))
     owner = partition_of(wanted, num_shards)
-    by_shard = [wanted.filter(pa.array(owner == shard)) for shard in range(num_shards)]
+    order = np.argsort(owner, kind="stable")  # one pass: the ids grouped by shard
+    ends = np.cumsum(np.bincount(owner, minlength=num_shards)).tolist()
+    grouped = wanted.take(pa.array(order))
+    by_shard = [grouped[start:end] for start, end in zip([0, *ends], ends, strict=False)]
     parts = [pa.table({"doc_id": pa.array([], pa.string()), "split": pa.array([], pa.int8())})]
     for index, name in enumerate(SPLITS):
         for shard, table in iter_shards(split_root / name, num_shards, ["doc_id"]):
