@@ -152,9 +152,9 @@ def lingua_throughput(texts: list[str], config_path: Path) -> dict:
     """Docs/s of batched lingua language identification, and the share it keeps."""
     config = parse_config(yaml.safe_load(config_path.read_text())).filters
     languages = config.languages or ("en",)
-    langid.keep_confidence(texts[:10], languages, config.language_candidates)
+    langid.keep_confidence(texts[:10], languages, config.language_candidates, "lingua")
     start = time.perf_counter()
-    confidence = langid.keep_confidence(texts, languages, config.language_candidates)
+    confidence = langid.keep_confidence(texts, languages, config.language_candidates, "lingua")
     seconds = time.perf_counter() - start
     kept = sum(c >= config.min_language_confidence for c in confidence)
     return {

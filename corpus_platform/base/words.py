@@ -42,6 +42,23 @@ def split_whitespace(texts: pa.Array) -> pa.Array:
     return pc.utf8_split_whitespace(texts)
 
 
+def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """The non-empty whitespace words of ``texts`` end to end, the text of each, and each
+    text's number of words."""
+    split = split_whitespace(texts)
+    words = pc.list_flatten(split)
+    nonempty = pc.greater(pc.binary_length(words), 0)
+    parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
+    counts = np.bincount(parents, minlength=len(split)).astype(np.int64)
+    return pc.filter(words, nonempty), parents, counts
+
+
+def word_counts(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Each text's number of whitespace words, ``len(text.split())`` (0 for a null), counted
+    on Arrow's split without making a Python string of any text or word."""
+    return _split_words(texts)[2]
+
+
 @dataclass(frozen=True)
 class Words:
     """Every word of a batch, texts end to end: ``codes`` index ``dictionary`` (the batch's
@@ -54,15 +71,12 @@ class Words:
     @classmethod
     def of(cls, texts: pa.Array) -> Words:
         """The words of ``texts`` (``str.split()`` of each; none for a null)."""
-        split = split_whitespace(texts)
-        words = pc.list_flatten(split)
-        nonempty = pc.greater(pc.binary_length(words), 0)
-        parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
-        encoded = pc.filter(words, nonempty).dictionary_encode()
+        words, _, counts = _split_words(texts)
+        encoded = words.dictionary_encode()
         return cls(
             codes=encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
             dictionary=encoded.dictionary,
-            counts=np.bincount(parents, minlength=len(texts)).astype(np.int64),
+            counts=counts,
         )
 
     def owners(self) -> np.ndarray:

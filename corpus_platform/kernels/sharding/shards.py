@@ -54,6 +54,7 @@ from corpus_platform.base.shards import (
     read_parquet,
     write_parquet,
 )
+from corpus_platform.base.words import word_counts
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 from corpus_platform.kernels.sharding.manifest import file_entry, generation_entry, manifest
@@ -106,10 +107,20 @@ def whitespace_tokens(texts: Sequence[str | None]) -> np.ndarray:
 
 def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> np.ndarray:
     """The tokens of every text in the mix's unit: ``counter``'s (a tokenizer's token ids) for
-    ``mix.unit: tokens``, else whitespace words."""
+    ``mix.unit: tokens``, else whitespace words, counted one text at a time in Python (the
+    shard audit's recount)."""
     if counter is None or not counter.path:
         return whitespace_tokens(texts)
     return np.asarray(counter.count(texts), np.int64)
+
+
+def sample_tokens(texts: pa.Array, counter: TokenCounter | None) -> np.ndarray:
+    """:func:`count_tokens` for the writer: whitespace words on Arrow's split
+    (:func:`~corpus_platform.base.words.word_counts`), so the audit's recount is not the
+    writer's own code."""
+    if counter is None or not counter.path:
+        return word_counts(texts)
+    return count_tokens(texts.to_pylist(), counter)
 
 
 def _jsonable(value: Any) -> Any:
@@ -152,7 +163,7 @@ def explode_shard(
     shard and its index in that file. ``generations``: the rows of those mix generations only
     (every row for None)."""
     table = read_generations(folder, shard, generations)
-    tokens = count_tokens(_text_column(table).to_pylist(), counter)
+    tokens = sample_tokens(_text_column(table), counter)
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
     starts = np.cumsum(drawn) - drawn

@@ -120,7 +120,7 @@ def test_fasttext_reads_only_the_model_inside_the_installed_wheel() -> None:
 
 
 def test_config_accepts_the_backends_and_rejects_others() -> None:
-    assert FilterConfig().language_backend == "lingua"
+    assert FilterConfig().language_backend == "fasttext"  # the default since 2026-11-27
     assert FilterConfig(language_backend="fasttext").language_backend == "fasttext"
     assert FilterConfig(language_backend="lingua").language_backend == "lingua"
     with pytest.raises(ValidationError, match="language_backend"):
