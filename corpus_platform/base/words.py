@@ -42,21 +42,21 @@ def split_whitespace(texts: pa.Array) -> pa.Array:
     return pc.utf8_split_whitespace(texts)
 
 
-def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
-    """The non-empty whitespace words of ``texts`` end to end, the text of each, and each
-    text's number of words."""
+def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """The non-empty whitespace words of ``texts`` end to end, and each text's number of
+    words."""
     split = split_whitespace(texts)
     words = pc.list_flatten(split)
     nonempty = pc.greater(pc.binary_length(words), 0)
     parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
     counts = np.bincount(parents, minlength=len(split)).astype(np.int64)
-    return pc.filter(words, nonempty), parents, counts
+    return pc.filter(words, nonempty), counts
 
 
 def word_counts(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Each text's number of whitespace words, ``len(text.split())`` (0 for a null), counted
     on Arrow's split without making a Python string of any text or word."""
-    return _split_words(texts)[2]
+    return _split_words(texts)[1]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Words:
     @classmethod
     def of(cls, texts: pa.Array) -> Words:
         """The words of ``texts`` (``str.split()`` of each; none for a null)."""
-        words, _, counts = _split_words(texts)
+        words, counts = _split_words(texts)
         encoded = words.dictionary_encode()
         return cls(
             codes=encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
