@@ -12,8 +12,9 @@ from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.generations import appended_generation
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, overlap_report
+from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, read_eval_texts
 from corpus_platform.kernels.mixing.mix import drawn_units, misdrawn_rows, source_units
+from corpus_platform.kernels.mixing.overlap_audit import EvalWindows, overlap_report
 from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
 from corpus_platform.kernels.mixing.tokens import (
     WHITESPACE,
@@ -31,6 +32,17 @@ def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
         corpus.root_path,
         settings.eval_sets,
         settings.text_column,
+        settings.ngram,
+        DedupParams.from_config(config).normalization,
+    )
+
+
+def eval_windows(corpus: CorpusProject, config: CorpusConfig) -> EvalWindows:
+    """Every configured evaluation set's word windows, for the check's own count (no hashes:
+    :mod:`corpus_platform.kernels.mixing.overlap_audit`)."""
+    settings = config.decontamination
+    return EvalWindows.of(
+        read_eval_texts(corpus.root_path, settings.eval_sets, settings.text_column),
         settings.ngram,
         DedupParams.from_config(config).normalization,
     )
@@ -169,7 +181,8 @@ def appended_mix_outcome(
 
 
 def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> CheckOutcome:
-    """No training row shares a word n-gram with any configured evaluation set."""
+    """No training row shares a word n-gram with any configured evaluation set, counted by
+    comparing words rather than the mix's hashes (a count of its own)."""
     config = corpus.load()
     settings = config.decontamination
     if not settings.eval_sets:
@@ -180,8 +193,7 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> CheckO
     report = overlap_report(
         candidate,
         config.num_shards,
-        eval_ngrams(corpus, config),
-        settings.ngram,
+        eval_windows(corpus, config),
         corpus.engine(config),
         None if generation is None else (generation,),
     )

@@ -14,9 +14,7 @@ the full test's (``tests/kernels/mixing/test_decontam.py`` compares them on rand
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +23,8 @@ import pyarrow.compute as pc
 import xxhash
 
 from corpus_platform.base.arrays import avalanche64
-from corpus_platform.base.generations import read_generations
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.words import split_whitespace
-from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.kernels.dedup.minhash import NGRAM_BASE, normalized_shingle_sets
 from corpus_platform.kernels.ingest.readers import InputError, read_batches
 
@@ -94,6 +90,17 @@ def load_eval_ngrams(
     Raises:
         InputError: when a file is missing or lacks the text column.
     """
+    return EvalNgrams.of(read_eval_texts(root, eval_sets, text_column), n, normalization)
+
+
+def read_eval_texts(
+    root: Path, eval_sets: dict[str, str], text_column: str
+) -> dict[str, list[str]]:
+    """Every evaluation set's non-empty texts, by set name (paths relative to ``root``).
+
+    Raises:
+        InputError: when a file is missing or lacks the text column.
+    """
     texts: dict[str, list[str]] = {}
     for name, relative in sorted(eval_sets.items()):
         path = root / relative
@@ -109,7 +116,7 @@ def load_eval_ngrams(
                     "column holding the evaluation text"
                 )
             texts[name] += [str(t) for t in table.column(text_column).to_pylist() if t]
-    return EvalNgrams.of(texts, n, normalization)
+    return texts
 
 
 def contaminating_sets_of(
@@ -184,61 +191,3 @@ def _window_hashes(
         for k in range(1, int(width)):
             grams = grams * NGRAM_BASE + word_hashes[codes[windows + k]]
         return avalanche64(grams + np.uint64(width))
-
-
-def shard_overlap(
-    shard: int,
-    folder: Path,
-    eval_ngrams: EvalNgrams,
-    n: int,
-    generations: tuple[int, ...] | None = None,
-) -> tuple[int, Counter[str], list[str]]:
-    """One shard of :func:`overlap_report`: rows, contaminated rows per set, and every
-    contaminated row named with its sets (an engine task)."""
-    table = read_generations(folder, shard, generations, ["doc_id", "text"])
-    ids = table.column("doc_id").to_pylist()
-    found = contaminating_sets_of(table.column("text").to_pylist(), eval_ngrams, n)
-    hits: Counter[str] = Counter(name for names in found for name in names)
-    named = [f"{d}: {', '.join(names)}" for d, names in zip(ids, found, strict=True) if names]
-    return len(ids), hits, named
-
-
-@dataclass(frozen=True)
-class OverlapReport:
-    """Rows of a dataset that share an n-gram with an evaluation set."""
-
-    rows: int
-    contaminated: int
-    hits: dict[str, int]
-    examples: tuple[str, ...]
-
-
-def overlap_report(
-    folder: Path,
-    num_shards: int,
-    eval_ngrams: EvalNgrams,
-    n: int,
-    engine: Engine | None = None,
-    generations: tuple[int, ...] | None = None,
-) -> OverlapReport:
-    """Scan every row of the dataset at ``folder`` (of the generations ``generations`` only,
-    when given) for the evaluation sets' n-grams, one shard per engine task; up to ten
-    offenders are named with the sets they share n-grams with."""
-    task = partial(shard_overlap, folder=folder, eval_ngrams=eval_ngrams, n=n)
-    task = partial(task, generations=generations)
-    hits: Counter[str] = Counter()
-    examples: list[str] = []
-    rows = contaminated = 0
-    for shard_rows, shard_hits, named in (engine or LocalEngine()).map_shards(
-        task, range(num_shards)
-    ):
-        rows += shard_rows
-        contaminated += len(named)
-        hits.update(shard_hits)
-        examples += named[: 10 - len(examples)]
-    return OverlapReport(
-        rows,
-        contaminated,
-        {name: hits.get(name, 0) for name in sorted(eval_ngrams.sets)},
-        tuple(examples),
-    )
