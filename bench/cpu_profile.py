@@ -54,7 +54,10 @@ CATEGORIES: list[tuple[str, Callable[[str, str], bool]]] = [
         "dedup: bands, verification, components, membership",
         lambda p, s: "kernels/dedup/" in s or "engine/graph.py" in s,
     ),
-    ("decontamination (mix and its check)", lambda p, s: "decontam" in s),
+    (
+        "decontamination (mix and its check)",
+        lambda p, s: "decontam" in s or "overlap_audit" in s,
+    ),
     (
         "statistics: fit and audit",
         lambda p, s: "kernels/statistics/" in s,

@@ -24,7 +24,7 @@ import xxhash
 
 from corpus_platform.base.arrays import avalanche64
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
-from corpus_platform.base.words import split_whitespace
+from corpus_platform.base.words import Words
 from corpus_platform.kernels.dedup.minhash import NGRAM_BASE, normalized_shingle_sets
 from corpus_platform.kernels.ingest.readers import InputError, read_batches
 
@@ -150,14 +150,12 @@ def candidate_ngrams(
     The batch's words are laid end to end; a window is taken where no unknown word and no
     text's first word (other than its own first) lies inside it, both read off running counts.
     """
-    split = split_whitespace(pa.array(normalized, pa.large_string()))
-    lengths = pc.list_value_length(split).to_numpy(zero_copy_only=False).astype(np.int64)
-    encoded = pc.list_flatten(split).dictionary_encode()  # an empty text is one "" word
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    known = pc.is_in(encoded.dictionary, value_set=vocabulary).to_numpy(zero_copy_only=False)
+    words = Words.of(pa.array(normalized, pa.large_string()))  # no empty word at an edge
+    lengths, codes = words.counts, words.codes
+    known = pc.is_in(words.dictionary, value_set=vocabulary).to_numpy(zero_copy_only=False)
     entries = np.flatnonzero(known)
     entry_hashes = np.zeros(len(known), dtype=np.uint64)
-    chosen = encoded.dictionary.take(pa.array(entries)).cast(pa.large_binary()).to_pylist()
+    chosen = words.dictionary.take(pa.array(entries)).cast(pa.large_binary()).to_pylist()
     entry_hashes[entries] = np.fromiter(map(xxhash.xxh3_64_intdigest, chosen), np.uint64)
     ends = np.cumsum(lengths)
     starts = ends - lengths

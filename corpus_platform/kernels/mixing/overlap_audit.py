@@ -5,10 +5,15 @@ prefiltered by the evaluation vocabulary over a batch's dictionary-encoded words
 that judges the published mix must not share that code, or a fault in a hash, a window bound
 or the prefilter would hide itself. It counts by the plain definition instead: each text's
 words under the project's normalization (``dedup.normalization``), every run of ``n`` of them
-compared as a tuple of strings with the evaluation texts' runs (no hashing, so no collision
-either way; no Arrow). A text shorter than ``n`` words is one window of all its words, as in
-the kernel. The only shortcut: a window is built only where its first two words begin some
-evaluation window.
+compared as a tuple of strings with the evaluation texts' runs (no window hashes, so no
+collision either way; no Arrow in the count). A text shorter than ``n`` words is one window of
+all its words, as in the kernel. The only shortcut: a window is built only where its first two
+words begin some evaluation window. What the two share defines what is compared: the
+evaluation files as :func:`~.decontam.read_eval_texts` reads them and the normalization.
+
+It found a fault in the kernel when it was written: with ``tokens: whitespace`` and
+``whitespace: false`` a normalized text can begin or end with whitespace, the kernel counted an
+empty word there, and a text shorter than ``n`` words never matched.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ class EvalWindows:
     """Every word window of the evaluation texts, with the names of the sets holding it."""
 
     holders: dict[Window, tuple[str, ...]]
-    openings: frozenset[tuple[str, ...]]  # every window's first two words
+    openings: frozenset[tuple[str, ...]]  # every window's first two (or only) words
     names: tuple[str, ...]
     n: int
     normalization: TextNormalization = DEFAULT_NORMALIZATION

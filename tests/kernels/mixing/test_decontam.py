@@ -56,20 +56,22 @@ def test_candidate_windows_find_what_hashing_every_window_finds() -> None:
         "b": ["fox jumps", "the of the", "Z"],  # shorter than n: one window of the whole text
     }
     n = 4
-    ngrams = EvalNgrams.of(evals, n)
-    texts: list[str | None] = [None, "", "!!!", "Fox, jumps.", "THE OF THE", "z"]
+    texts: list[str | None] = [None, "", "!!!", "Fox, jumps.", "THE OF THE", "z", " z\n"]
     texts += [
         " ".join(rng.choices([*vocabulary, "zebra", "-", "\n"], k=rng.randint(0, 40)))
         for _ in range(3_000)
     ]
-    expected = [
-        [name for name in sorted(ngrams.sets) if set(grams.tolist()) & ngrams.sets[name]]
-        for grams in ngram_sets(texts, n)
-    ]
-    found = contaminating_sets_of(texts, ngrams, n)
-    assert found == expected
-    assert sum(map(bool, found)) > 500 and sum(not f for f in found) > 500
-    assert all("b" in names for names in found[3:6]) and found[:3] == [[], [], []]
+    spaced = TextNormalization(tokens="whitespace", whitespace=False, punctuation=True)
+    for normalization in (TextNormalization(), spaced):  # spaced: texts keep edge whitespace
+        ngrams = EvalNgrams.of(evals, n, normalization)
+        expected = [
+            [name for name in sorted(ngrams.sets) if set(grams.tolist()) & ngrams.sets[name]]
+            for grams in ngram_sets(texts, n, normalization)
+        ]
+        found = contaminating_sets_of(texts, ngrams, n)
+        assert found == expected
+        assert sum(map(bool, found)) > 500 and sum(not f for f in found) > 500
+        assert all("b" in names for names in found[3:7]) and found[:3] == [[], [], []]
 
 
 def test_eval_set_problems_are_named(tmp_path: Path) -> None:
