@@ -69,9 +69,11 @@ def test_the_count_agrees_with_the_mix_kernel_on_debian_text() -> None:
     files = sorted(DOCS.glob("*/copyright"))[:120]
     texts = [f.read_bytes().decode("utf-8", "replace") for f in files]
     assert len(texts) >= 40
-    evals = {"licences": texts[:10], "none": ["words that no copyright file holds at all"]}
-    kernel = contaminating_sets_of(texts[10:], EvalNgrams.of(evals, 13), 13)
+    passage = " ".join(texts[30].split()[-40:])  # a copied passage: at least one row holds it
+    evals = {"licences": [*texts[:10], passage], "none": ["words no copyright file holds"]}
+    trained = [*texts[10:], "a row that shares nothing"]
+    kernel = contaminating_sets_of(trained, EvalNgrams.of(evals, 13), 13)
     windows = EvalWindows.of(evals, 13)
-    counted = [list(windows.sets_sharing(text)) for text in texts[10:]]
+    counted = [list(windows.sets_sharing(text)) for text in trained]
     assert counted == kernel
-    assert any(counted) and not all(counted)
+    assert counted[20] == ["licences"] and counted[-1] == []
