@@ -100,7 +100,10 @@ class TextNormalization:
             raise ValueError(f"tokens must be 'words' or 'whitespace', got {self.tokens!r}")
 
     def words(self, text: str) -> list[str]:
-        """The tokens of ``text``."""
+        """The tokens of ``text``, ``apply(text).split()`` (on ASCII text without joining the
+        words first: only spaces are left between them)."""
+        if self.tokens == "words" and text.isascii() and self.unicode != "none" and self.casefold:
+            return text.encode("ascii").translate(ASCII_WORDS).decode("ascii").split()
         return self.apply(text).split()
 
     def apply(self, text: str) -> str:

@@ -9,6 +9,7 @@ import unicodedata
 
 from corpus_platform.base.hashing import (
     BUCKETS,
+    TextNormalization,
     bucket_of,
     content_hash,
     fingerprint,
@@ -83,3 +84,16 @@ def test_ascii_fast_path_equals_the_definition_on_every_ascii_character() -> Non
     texts += ["".join(rng.choices("aB1_ ,.\n\t-", k=rng.randint(0, 60))) for _ in range(3000)]
     assert all(t.isascii() for t in texts)
     assert [normalize_text(t) for t in texts] == [_normalized_by_definition(t) for t in texts]
+
+
+def test_words_are_the_normalized_text_split() -> None:
+    rng = random.Random(6)
+    alphabet = [chr(c) for c in range(128)] + ["\u00e9", "\u00c9", "\ufb01", "\u2028", "\u3000"]
+    texts = ["", " ", "\x1c", "A\tb", " x,y;;Z  "]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(3000)]
+    spaced = TextNormalization(tokens="whitespace", whitespace=False, punctuation=True)
+    for normalization in (TextNormalization(), TextNormalization(casefold=False), spaced):
+        words = [normalization.words(t) for t in texts]
+        assert words == [normalization.apply(t).split() for t in texts]
+    default = [TextNormalization().words(t) for t in texts]
+    assert default == [_normalized_by_definition(t).split() for t in texts]
