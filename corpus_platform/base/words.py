@@ -3,7 +3,9 @@
 The filter's scores, the statistics' token counts, MinHash shingles and decontamination all
 tokenize a batch the same way: split at whitespace, drop the empty strings Arrow keeps for
 leading and trailing whitespace, dictionary-encode the words so that anything per word is
-computed once per distinct word.
+computed once per distinct word. Where only the number of words is wanted
+(:func:`word_counts`), word starts are counted on the texts' bytes instead, about seven times
+as fast as Arrow's split and a third faster than ``len(str.split())`` on 200-2,000-word texts.
 """
 
 from __future__ import annotations
@@ -53,10 +55,60 @@ def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarra
     return pc.filter(words, nonempty), counts
 
 
+# The bytes str.split() splits an ASCII text at: \t \n \v \f \r, the four separators, space.
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20]] = True
+
+
+COUNT_BATCH_BYTES = 1 << 22  # text bytes counted at a time: the temporary arrays stay small
+
+
 def word_counts(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Each text's number of whitespace words, ``len(text.split())`` (0 for a null), counted
-    on Arrow's split without making a Python string of any text or word."""
-    return _split_words(texts)[1]
+    """Each text's number of whitespace words, ``len(text.split())`` (0 for a null).
+
+    Counted on the UTF-8 bytes without making a Python string, a batch of about
+    :data:`COUNT_BATCH_BYTES` at a time: a word begins at a byte that is not whitespace where the
+    text begins or whitespace precedes it. A text holding any byte above ASCII may hold Unicode
+    whitespace (U+0085, U+2028, U+3000 ...), so those texts alone are counted with
+    ``str.split()``."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        texts = texts.cast(pa.large_string())
+    counts = np.zeros(len(texts), dtype=np.int64)
+    lengths = pc.fill_null(pc.binary_length(texts), 0).to_numpy(zero_copy_only=False)
+    ends = np.cumsum(lengths, dtype=np.int64)
+    first = 0
+    while first < len(texts):
+        byte_end = (ends[first - 1] if first else 0) + COUNT_BATCH_BYTES
+        last = max(first + 1, int(np.searchsorted(ends, byte_end, side="right")))
+        counts[first:last] = _batch_word_counts(texts.slice(first, last - first))
+        first = last
+    return counts
+
+
+def _batch_word_counts(texts: pa.Array) -> np.ndarray:
+    width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+    offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset : texts.offset + len(texts) + 1]
+    offsets = offsets.astype(np.int64)
+    data = texts.buffers()[2]
+    raw = np.frombuffer(data, np.uint8)[offsets[0] : offsets[-1]] if data else np.empty(0, np.uint8)
+    bounds = offsets - offsets[0]
+    filled = np.flatnonzero(bounds[1:] > bounds[:-1])
+    if not len(filled):
+        return np.zeros(len(texts), dtype=np.int64)
+    space = _ASCII_SPACE[raw]
+    starts = ~space
+    starts[1:] &= space[:-1]
+    firsts = bounds[filled]
+    starts[firsts] = ~space[firsts]  # a text's first byte follows no space
+    counts = np.diff(np.searchsorted(np.flatnonzero(starts), bounds)).astype(np.int64)
+    wide = np.diff(np.searchsorted(np.flatnonzero(raw >= 0x80), bounds))
+    for index in np.flatnonzero(wide).tolist():
+        counts[index] = len(texts[index].as_py().split())
+    if texts.null_count:
+        counts[texts.is_null().to_numpy(zero_copy_only=False)] = 0
+    return counts
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ import random
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base import words
 from corpus_platform.base.words import Words, split_whitespace, word_counts
 from tests.realtext import real_text_records
 
@@ -71,3 +72,24 @@ def test_word_counts_are_len_of_str_split_on_random_and_real_text() -> None:
     assert word_counts(pa.array(ascii_only)).tolist() == [
         len(t.split()) if t is not None else 0 for t in ascii_only
     ]
+    array = pa.array(texts, pa.string())
+    assert word_counts(array.slice(7, 500)).tolist() == expected[7:507]  # an offset into buffers
+    chunked = pa.chunked_array([array.slice(0, 900), array.slice(900)])
+    assert word_counts(chunked).tolist() == expected
+    for edge in ([], [None, None], ["", ""], ["", "a\x85b", ""], ["\u2028x y\u3000z"]):
+        assert word_counts(pa.array(edge, pa.string())).tolist() == [
+            len(t.split()) if t is not None else 0 for t in edge
+        ]
+
+
+def test_word_counts_cut_into_byte_batches_count_the_same(monkeypatch) -> None:
+    rng = random.Random(9)
+    alphabet = [*"ab  \n\t\x1c", "\u00e9", "\u2028"]
+    texts: list[str | None] = [
+        "".join(rng.choices(alphabet, k=rng.randint(0, 300))) for _ in range(1000)
+    ]
+    texts[::97] = [None] * len(texts[::97])
+    expected = [len(t.split()) if t is not None else 0 for t in texts]
+    for batch_bytes in (1, 100, 5_000, 1 << 22):  # batches of one text to one batch of all
+        monkeypatch.setattr(words, "COUNT_BATCH_BYTES", batch_bytes)
+        assert word_counts(pa.array(texts, pa.large_string())).tolist() == expected

@@ -116,9 +116,9 @@ def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> n
 
 
 def sample_tokens(texts: pa.Array, counter: TokenCounter | None) -> np.ndarray:
-    """:func:`count_tokens` for the writer: whitespace words on Arrow's split
-    (:func:`~corpus_platform.base.words.word_counts`), so the audit's recount is not the
-    writer's own code."""
+    """:func:`count_tokens` for the writer: whitespace words counted on the texts' bytes
+    (:func:`~corpus_platform.base.words.word_counts`), so the audit's recount (``str.split``
+    per text) is not the writer's own code."""
     if counter is None or not counter.path:
         return word_counts(texts)
     return count_tokens(texts.to_pylist(), counter)
