@@ -55,9 +55,10 @@ def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarra
     return pc.filter(words, nonempty), counts
 
 
-# The bytes str.split() splits an ASCII text at: \t \n \v \f \r, the four separators, space.
-_ASCII_SPACE = np.zeros(256, dtype=bool)
-_ASCII_SPACE[[0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20]] = True
+def _ascii_space(raw: np.ndarray) -> np.ndarray:
+    """The bytes ``str.split()`` splits an ASCII text at: ``\t \n \v \f \r`` (0x09-0x0d), the
+    four separators and space (0x1c-0x20); compared, not looked up, so no index array is made."""
+    return ((raw >= 0x09) & (raw <= 0x0D)) | ((raw >= 0x1C) & (raw <= 0x20))
 
 
 COUNT_BATCH_BYTES = 1 << 22  # text bytes counted at a time: the temporary arrays stay small
@@ -97,17 +98,18 @@ def _batch_word_counts(texts: pa.Array) -> np.ndarray:
     filled = np.flatnonzero(bounds[1:] > bounds[:-1])
     if not len(filled):
         return np.zeros(len(texts), dtype=np.int64)
-    space = _ASCII_SPACE[raw]
+    space = _ascii_space(raw)
     starts = ~space
     starts[1:] &= space[:-1]
     firsts = bounds[filled]
     starts[firsts] = ~space[firsts]  # a text's first byte follows no space
     counts = np.diff(np.searchsorted(np.flatnonzero(starts), bounds)).astype(np.int64)
     wide = np.diff(np.searchsorted(np.flatnonzero(raw >= 0x80), bounds))
+    if texts.null_count:  # a null slot's bytes, if it has any, are no text
+        nulls = texts.is_null().to_numpy(zero_copy_only=False)
+        counts[nulls], wide[nulls] = 0, 0
     for index in np.flatnonzero(wide).tolist():
         counts[index] = len(texts[index].as_py().split())
-    if texts.null_count:
-        counts[texts.is_null().to_numpy(zero_copy_only=False)] = 0
     return counts
 
 

@@ -76,6 +76,9 @@ def test_word_counts_are_len_of_str_split_on_random_and_real_text() -> None:
     assert word_counts(array.slice(7, 500)).tolist() == expected[7:507]  # an offset into buffers
     chunked = pa.chunked_array([array.slice(0, 900), array.slice(900)])
     assert word_counts(chunked).tolist() == expected
+    # a null slot that keeps bytes (if_else leaves the rejected text's bytes behind)
+    masked = pc.if_else(pa.array([False, True]), pa.array(["\u00e9 x", "y z"]), None)
+    assert masked.to_pylist() == [None, "y z"] and word_counts(masked).tolist() == [0, 2]
     for edge in ([], [None, None], ["", ""], ["", "a\x85b", ""], ["\u2028x y\u3000z"]):
         assert word_counts(pa.array(edge, pa.string())).tolist() == [
             len(t.split()) if t is not None else 0 for t in edge

@@ -8,7 +8,9 @@ eleven octal digits, as every sample member's does. Building that header costs `
 and the checksum is the same (mode, owner, mtime, type, magic), so :class:`UstarWriter` fills
 those three into a fixed template and writes what ``tarfile`` writes: the 512-byte header, the
 payload, zeros to the next 512-byte border, and on close two zero blocks with the archive padded
-to whole 10,240-byte records. ``tests/kernels/sharding/test_ustar.py`` compares its files byte
+to whole 10,240-byte records. The owner (at most 32 ASCII characters) and the mtime (an int of
+at most eleven octal digits) must fit a plain header too; a writer left by an exception deletes
+its file. ``tests/kernels/sharding/test_ustar.py`` compares its files byte
 for byte with ``webdataset.ShardWriter``'s; the shard checks read them back with a reader of
 their own (:mod:`.audit`).
 """
@@ -47,6 +49,10 @@ class UstarWriter:
     """
 
     def __init__(self, path: Path, owner: str, mode: int, mtime: int) -> None:
+        if not owner.isascii() or len(owner) > 32:
+            raise ValueError(f"tar owner {owner!r}: not ASCII of at most 32 characters")
+        if not isinstance(mtime, int) or not 0 <= mtime < 8**SIZE_DIGITS:
+            raise ValueError(f"tar mtime {mtime!r}: not an int of at most eleven octal digits")
         before_size = b"".join(
             (_octal(mode & 0o7777, 8), _octal(0, 8), _octal(0, 8))  # mode, uid, gid
         )
@@ -65,6 +71,8 @@ class UstarWriter:
         )
         self._before_size, self._after_size = before_size, after_size
         self._tail = b"\0" * (BLOCK - NAME_BYTES - len(before_size) - 12 - len(after_size))
+        assert NAME_BYTES + len(before_size) + 12 + len(after_size) + len(self._tail) == BLOCK
+        self._path = path
         self._fixed_sum = sum(before_size) + sum(after_size)
         self._file = path.open("wb")
         self.bytes = 0
@@ -111,4 +119,8 @@ class UstarWriter:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self.close()
+        if error is None:
+            self.close()
+            return
+        self._file.close()  # no ending: a partial shard must not read as a whole tar
+        self._path.unlink(missing_ok=True)

@@ -39,9 +39,7 @@ def test_bytes_equal_webdataset_shard_writer(tmp_path: Path, count: int) -> None
         for key, meta, text in samples:
             writer.add(f"{key}.json", meta)
             writer.add(f"{key}.txt", text)
-    expected = (tmp_path / "ref-000000.tar").read_bytes() if samples else None
-    if expected is not None:
-        assert ours.read_bytes() == expected
+    assert ours.read_bytes() == (tmp_path / "ref-000000.tar").read_bytes()
     assert writer.close() == ours.stat().st_size and ours.stat().st_size % 10_240 == 0
     with tarfile.open(ours) as archive:  # and tarfile reads it back
         members = archive.getmembers()
@@ -52,9 +50,22 @@ def test_bytes_equal_webdataset_shard_writer(tmp_path: Path, count: int) -> None
             assert archive.extractfile(members[-1]).read() == samples[-1][2]
 
 
-def test_a_name_tarfile_would_put_in_a_pax_header_is_refused(tmp_path: Path) -> None:
+def test_what_tarfile_would_put_in_a_pax_header_is_refused(tmp_path: Path) -> None:
     with UstarWriter(tmp_path / "t.tar", "corpus", 0o444, 0) as writer:
         with pytest.raises(ValueError, match="not ASCII"):
             writer.add("caf\u00e9.txt", b"")
         with pytest.raises(ValueError, match="at most 100"):
             writer.add("x" * 101, b"")
+    with pytest.raises(ValueError, match="owner"):
+        UstarWriter(tmp_path / "o.tar", "x" * 33, 0o444, 0)
+    for mtime in (-1, 8**11, 0.5):
+        with pytest.raises(ValueError, match="mtime"):
+            UstarWriter(tmp_path / "m.tar", "corpus", 0o444, mtime)  # type: ignore[arg-type]
+
+
+def test_a_writer_left_by_an_exception_leaves_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "partial.tar"
+    with pytest.raises(RuntimeError, match="stop"), UstarWriter(path, "c", 0o444, 0) as writer:
+        writer.add("a.txt", b"x" * 600)
+        raise RuntimeError("stop")
+    assert not path.exists()
