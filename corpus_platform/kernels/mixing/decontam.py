@@ -60,7 +60,7 @@ class EvalNgrams:
                 hashes.update(grams.tolist())
             sets[name] = frozenset(hashes)
             for text in items:
-                words.update(normalization.apply(text).split())
+                words.update(normalization.words(text))
         return cls(sets, frozenset(words), normalization)
 
 
