@@ -7,9 +7,12 @@ or the prefilter would hide itself. It counts by the plain definition instead: e
 words under the project's normalization (``dedup.normalization``), every run of ``n`` of them
 compared as a tuple of strings with the evaluation texts' runs (no window hashes, so no
 collision either way; no Arrow in the count). A text shorter than ``n`` words is one window of
-all its words, as in the kernel. The only shortcut: a window is built only where its first two
-words begin some evaluation window. What the two share defines what is compared: the
-evaluation files as :func:`~.decontam.read_eval_texts` reads them and the normalization.
+all its words, as in the kernel. The only shortcut: a window is built only where each of its
+words is a word of some evaluation window and each of its ``n - 1`` pairs of adjacent words a
+pair of adjacent words of one (conditions every evaluation window meets), found as runs of at
+least ``n`` such words, then of ``n - 1`` such pairs inside them. What
+the two share defines what is compared: the evaluation files as
+:func:`~.decontam.read_eval_texts` reads them and the normalization.
 
 It found a fault in the kernel when it was written: with ``tokens: whitespace`` and
 ``whitespace: false`` a normalized text can begin or end with whitespace, the kernel counted an
@@ -19,10 +22,11 @@ empty word there, and a text shorter than ``n`` words never matched.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from itertools import compress, pairwise
+from itertools import pairwise
 from pathlib import Path
 
 from corpus_platform.base.generations import read_generations
@@ -37,7 +41,8 @@ class EvalWindows:
     """Every word window of the evaluation texts, with the names of the sets holding it."""
 
     holders: dict[Window, tuple[str, ...]]
-    openings: frozenset[tuple[str, ...]]  # every window's first two (or only) words
+    words: frozenset[str]  # every word of some window
+    pairs: frozenset[tuple[str, ...]]  # every pair of adjacent words inside some window
     names: tuple[str, ...]
     n: int
     normalization: TextNormalization = DEFAULT_NORMALIZATION
@@ -56,22 +61,31 @@ class EvalWindows:
                 for window in windows_of(normalization.words(text), n):
                     holding.setdefault(window, set()).add(name)
         holders = {window: tuple(sorted(names)) for window, names in holding.items()}
-        openings = frozenset(window[:2] for window in holders)
-        return cls(holders, openings, tuple(sorted(texts)), n, normalization)
+        words = frozenset(word for window in holders for word in window)
+        pairs = frozenset(pair for window in holders for pair in pairwise(window))
+        return cls(holders, words, pairs, tuple(sorted(texts)), n, normalization)
 
     def sets_sharing(self, text: str | None) -> tuple[str, ...]:
         """The names of the evaluation sets sharing a window with ``text``, sorted."""
         words = self.normalization.words(text or "")
         if len(words) < self.n:
             return self.holders.get(tuple(words), ()) if words else ()
-        n, last = self.n, len(words) - self.n + 1
-        if n == 1:
-            starts: Iterable[int] = range(last)
-        else:
-            opens = map(self.openings.__contains__, pairwise(words))
-            starts = compress(range(last), opens)
+        n = self.n
+        starts: Iterable[int] = range(len(words) - n + 1) if n == 1 else self._starts(words)
         held = filter(None, map(self.holders.get, (tuple(words[i : i + n]) for i in starts)))
         return tuple(sorted({name for names in held for name in names}))
+
+    def _starts(self, words: list[str]) -> Iterator[int]:
+        """The starts of the windows of ``words`` (at least ``n >= 2`` of them) whose every
+        word and pair of adjacent words is an evaluation word and pair: inside runs of ``n`` or
+        more such words, runs of ``n - 1`` or more such pairs."""
+        n = self.n
+        known = bytes(map(self.words.__contains__, words))  # one byte 0/1 a word
+        for region in re.finditer(b"\x01{%d,}" % n, known):
+            first, end = region.span()
+            inside = bytes(map(self.pairs.__contains__, pairwise(words[first:end])))
+            for run in re.finditer(b"\x01{%d,}" % (n - 1), inside):
+                yield from range(first + run.start(), first + run.end() - n + 2)
 
 
 def windows_of(words: list[str], n: int) -> list[Window]:
