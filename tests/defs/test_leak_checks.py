@@ -35,6 +35,7 @@ from corpus_platform.defs.statistics.checks import (
     fitted_on_exactly_train,
     normalized_with_frozen_train_statistics,
 )
+from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
 from tests.conftest import build, set_config
 
 SPLITS = ("train", "validation", "test")
@@ -168,6 +169,26 @@ def test_tolerances_are_enforced(built, tmp_path: Path) -> None:
     set_config(root, split={"tolerance": 0.001}, mix={"tolerance": 0.0001})
     assert not run_check(split_ratios_within_tolerance, root).passed
     assert not run_check(mix_proportions_within_tolerance, root).passed
+
+
+def test_a_mix_drawn_by_a_faulty_planner_fails_the_check(
+    built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check reads its targets from the settings itself: a planner that drops the
+    temperature draws natural shares, which the check refuses; the honest planner passes."""
+    root = copy_project(built[0], tmp_path)
+    set_config(root, mix={"proportions": {}, "temperature": 4.0})
+
+    def without_temperature(available: dict[str, int], **settings: object) -> MixPlan:
+        return plan_mix(available, **{**settings, "temperature": 1.0})
+
+    monkeypatch.setattr("corpus_platform.defs.mixing.checks.plan_mix", without_temperature)
+    faulty = build(root, ["training_mix"])
+    check = faulty.check("mix_proportions_within_tolerance")
+    assert not faulty.ok and not check.passed
+    monkeypatch.undo()
+    honest = build(root, ["training_mix"])
+    assert honest.ok and honest.check("mix_proportions_within_tolerance").passed
 
 
 def test_benchmark_overlap_flag_fails_and_drop_passes(built, tmp_path: Path) -> None:

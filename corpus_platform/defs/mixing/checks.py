@@ -16,6 +16,7 @@ from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams
 from corpus_platform.kernels.mixing.mix import drawn_units, misdrawn_rows, source_units
 from corpus_platform.kernels.mixing.overlap_audit import EvalWindows, overlap_report
 from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
+from corpus_platform.kernels.mixing.share_audit import target_shares
 from corpus_platform.kernels.mixing.tokens import (
     WHITESPACE,
     TokenCounter,
@@ -93,7 +94,9 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
     target (the configured proportion, else its share by ``mix.temperature``, after
     ``mix.max_epochs`` caps). In tokens, every draw weighs its row's tokens as this check recounts
     them from the text with ``mix.tokenizer``, and rows whose ``tokens`` column disagrees fail
-    it. Targets come from train minus the rows decontamination dropped, counted here."""
+    it. Targets come from train minus the rows decontamination dropped, counted here, by the
+    check's own reading of the settings (not the stage's planner); a drawn source without a
+    target deviates by its whole share."""
     config = corpus.load()
     counter = token_counter(corpus, config)
     engine, shards = corpus.engine(config), range(config.num_shards)
@@ -107,7 +110,14 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
         partial(source_units, folder=candidate / "contaminated", counter=counter), shards
     ):
         available.subtract(part)
-    plan = plan_of(config, {s: n for s, n in sorted(available.items()) if n > 0})
+    mix = config.mix
+    targets = target_shares(
+        {s: n for s, n in sorted(available.items()) if n > 0},
+        proportions=mix.proportions,
+        total=mix.total,
+        temperature=mix.temperature,
+        max_epochs=mix.max_epochs,
+    )
     drawn: Counter[str] = Counter()
     wrong = 0
     for part, mismatched in engine.map_shards(
@@ -116,22 +126,22 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
         drawn.update(part)
         wrong += mismatched
     total = sum(drawn.values())
-    deviation = {s: abs(drawn.get(s, 0) / (total or 1) - p) for s, p in plan.shares.items()}
-    worst = max(deviation.values(), default=0.0)
+    sources = sorted({*targets, *drawn})
+    achieved = {s: drawn.get(s, 0) / (total or 1) for s in sources}
+    worst = max((abs(achieved[s] - targets.get(s, 0.0)) for s in sources), default=0.0)
     verdict = (
-        f"largest deviation from target shares ({plan.unit}) {worst:.4f}, "
-        f"tolerance {config.mix.tolerance}"
+        f"largest deviation from target shares ({mix.unit}) {worst:.4f}, tolerance {mix.tolerance}"
     )
     if counter is not None:
         verdict += f"; rows whose tokens column disagrees with a recount: {wrong}"
     metadata = {
         "verdict": verdict,
-        "unit": plan.unit,
-        "achieved": {s: round(drawn.get(s, 0) / (total or 1), 4) for s in sorted(plan.shares)},
-        "target": {s: round(p, 4) for s, p in sorted(plan.shares.items())},
+        "unit": mix.unit,
+        "achieved": {s: round(share, 4) for s, share in achieved.items()},
+        "target": {s: round(targets.get(s, 0.0), 4) for s in sources},
         "drawn": dict(sorted(drawn.items())),
     }
-    within = total > 0 and worst <= config.mix.tolerance
+    within = total > 0 and worst <= mix.tolerance
     generation = appended_generation(candidate, corpus.stage_dir(TRAINING_MIX))
     if generation is None or wrong:
         return CheckOutcome.from_metadata(passed=within and wrong == 0, metadata=metadata)

@@ -21,8 +21,8 @@ empty word there, and a text shorter than ``n`` words never matched.
 
 from __future__ import annotations
 
-from collections import Counter
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
