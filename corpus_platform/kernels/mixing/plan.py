@@ -164,8 +164,11 @@ def _water_fill(
                 + ", ".join(f"{s}: {caps[s]:g} x {available[s]}" for s in sorted(fixed))
                 + f"); raise mix.max_epochs or lower {_total_field(unit)}"
             )
+        # over its cap by more than float noise: a total of exactly every cap is reachable
         over = [
-            s for s, p in free.items() if left * p / weight > caps.get(s, math.inf) * available[s]
+            s
+            for s, p in free.items()
+            if left * p / weight > caps.get(s, math.inf) * available[s] * (1 + SNAP)
         ]
         if not over:
             break

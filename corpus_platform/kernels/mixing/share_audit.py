@@ -11,10 +11,11 @@ from the definition, by another route:
 - without ``mix.total_*`` the mix repeats nothing, so the caps (at least one epoch each) never
   bind and the shares are the normalized weights;
 - with a total, the water level: sources are visited in the order in which a rising level
-  reaches their cap (``cap_i * n_i / w_i``); one whose share of what is left exceeds its cap is
-  held at the cap, the first that does not ends the visit and every source from it on shares
-  what is left by weight. The planner instead fixes every capped source of a round at once and
-  repeats; both find the one level at which the targets sum to the total.
+  reaches their cap (``cap_i * n_i / w_i``); one whose share of what is left (re-summed at
+  every step) exceeds its cap is held at the cap, the first that does not, or the last source,
+  ends the visit and every source from it on shares what is left by weight. A total above
+  every cap together is refused first. The planner instead fixes every capped source of a round
+  at once and repeats; both find the one level at which the targets sum to the total.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import math
 from collections.abc import Mapping
 
 from corpus_platform.base.errors import CorpusError
+
+RELATIVE_NOISE = 1e-9  # a total this close to every cap's units together is reachable
 
 
 class ShareError(CorpusError):
@@ -51,21 +54,22 @@ def target_shares(
         whole = math.fsum(weights.values())
         return {s: weights.get(s, 0.0) / whole for s in sorted(available)}
     caps = _cap_units(available, weights, max_epochs)
-    left, weight_left = float(total), math.fsum(weights.values())
-    targets: dict[str, float] = {}
-    for source in sorted(weights, key=lambda s: (caps[s] / weights[s], s)):
-        if left * weights[source] / weight_left <= caps[source]:
+    most = math.fsum(caps.values())
+    if total > most * (1 + RELATIVE_NOISE):
+        raise ShareError(
+            f"{total} units need more repetitions than mix.max_epochs allow "
+            f"({most:.0f} units at most)"
+        )
+    order = sorted(weights, key=lambda s: (caps[s] / weights[s], s))
+    held: dict[str, float] = {}
+    for at, source in enumerate(order):
+        rest = order[at:]
+        left = total - math.fsum(held.values())
+        level = left / math.fsum(weights[s] for s in rest)
+        if len(rest) == 1 or level * weights[source] <= caps[source]:
             break
-        targets[source] = caps[source]
-        left -= caps[source]
-        weight_left -= weights[source]
-        if len(targets) == len(weights):
-            raise ShareError(
-                f"{total} units need more repetitions than mix.max_epochs allow "
-                f"({math.fsum(targets.values()):.0f} units at most)"
-            )
-    for source, weight in weights.items():
-        targets.setdefault(source, left * weight / weight_left)
+        held[source] = caps[source]
+    targets = {**held, **{s: level * weights[s] for s in rest}}
     return {s: targets.get(s, 0.0) / total for s in sorted(available)}
 
 
