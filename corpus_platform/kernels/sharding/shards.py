@@ -101,18 +101,12 @@ def tar_file_bytes(members: int) -> int:
     return math.ceil((members + END_OF_ARCHIVE) / RECORD) * RECORD
 
 
-def whitespace_tokens(texts: Sequence[str | None]) -> np.ndarray:
-    """Whitespace-separated words of every text (``len(text.split())``; 0 for null)."""
-    return np.fromiter((len(t.split()) if t else 0 for t in texts), np.int64, len(texts))
-
-
 def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> np.ndarray:
     """The tokens of every text in the mix's unit: ``counter``'s (a tokenizer's token ids) for
-    ``mix.unit: tokens``, else whitespace words, counted one text at a time in Python (the
-    shard audit's recount)."""
-    if counter is None or not counter.path:
-        return whitespace_tokens(texts)
-    return np.asarray(counter.count(texts), np.int64)
+    ``mix.unit: tokens``, else whitespace words (``len(text.split())``, 0 for null), counted
+    one text at a time in Python by :class:`~corpus_platform.kernels.mixing.tokens.
+    TokenCounter` (the shard audit's recount)."""
+    return np.asarray((counter or TokenCounter()).count(texts), np.int64)
 
 
 def sample_tokens(texts: pa.Array, counter: TokenCounter | None) -> np.ndarray:
