@@ -182,7 +182,7 @@ def test_a_mix_drawn_by_a_faulty_planner_fails_the_check(
     def without_temperature(available: dict[str, int], **settings: object) -> MixPlan:
         return plan_mix(available, **{**settings, "temperature": 1.0})
 
-    monkeypatch.setattr("corpus_platform.defs.mixing.checks.plan_mix", without_temperature)
+    monkeypatch.setattr("corpus_platform.defs.mixing.draws.plan_mix", without_temperature)
     faulty = build(root, ["training_mix"])
     check = faulty.check("mix_proportions_within_tolerance")
     assert not faulty.ok and not check.passed

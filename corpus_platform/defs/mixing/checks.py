@@ -15,7 +15,6 @@ from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, read_eval_texts
 from corpus_platform.kernels.mixing.mix import drawn_units, misdrawn_rows, source_units
 from corpus_platform.kernels.mixing.overlap_audit import EvalWindows, overlap_report
-from corpus_platform.kernels.mixing.plan import MixPlan, plan_mix
 from corpus_platform.kernels.mixing.share_audit import target_shares
 from corpus_platform.kernels.mixing.tokens import (
     WHITESPACE,
@@ -74,19 +73,6 @@ def token_counter(corpus: CorpusProject, config: CorpusConfig) -> TokenCounter |
         return None
     tokenizer_file(corpus, config)
     return load_counter(config.mix.tokenizer, corpus.root_path)
-
-
-def plan_of(config: CorpusConfig, available: dict[str, int]) -> MixPlan:
-    """The mix plan of ``config`` for ``available`` units per source."""
-    mix = config.mix
-    return plan_mix(
-        available,
-        unit=mix.unit,
-        proportions=mix.proportions,
-        total=mix.total,
-        temperature=mix.temperature,
-        max_epochs=mix.max_epochs,
-    )
 
 
 def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> CheckOutcome:

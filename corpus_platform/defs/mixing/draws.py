@@ -14,13 +14,26 @@ from corpus_platform.base.names import NORMALIZED_SPLITS, TRAIN
 from corpus_platform.base.shards import read_manifest
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.generations import BuildPlan
-from corpus_platform.defs.mixing.checks import eval_ngrams, plan_of
+from corpus_platform.defs.mixing.checks import eval_ngrams
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.mixing.mix import decontaminate_shard, draw_shard
-from corpus_platform.kernels.mixing.plan import MixError, MixPlan
+from corpus_platform.kernels.mixing.plan import MixError, MixPlan, plan_mix
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 
 EPOCH_RATES = "epoch_rates"  # manifest: the exact per-source rates of the mix epoch
+
+
+def plan_of(config: CorpusConfig, available: dict[str, int]) -> MixPlan:
+    """The mix plan of ``config`` for ``available`` units per source."""
+    mix = config.mix
+    return plan_mix(
+        available,
+        unit=mix.unit,
+        proportions=mix.proportions,
+        total=mix.total,
+        temperature=mix.temperature,
+        max_epochs=mix.max_epochs,
+    )
 
 
 @dataclass
