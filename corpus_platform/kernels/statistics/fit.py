@@ -25,7 +25,7 @@ from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
 from corpus_platform.base.words import Words
-from corpus_platform.kernels.statistics.topk import write_counts
+from corpus_platform.kernels.statistics.topk import write_count_table
 
 TEXT_BATCH = 4096  # texts tokenized at a time: a batch's words, not a shard's, are in memory
 
@@ -95,17 +95,35 @@ def column_values(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
-def token_statistics(texts: list[str]) -> tuple[np.ndarray, dict[str, int]]:
-    """Each text's whitespace word count, and in how many texts each lower-cased whitespace
-    token occurs, for a batch at once: Arrow splits where ``str.split()`` does (leading and
-    trailing empty strings dropped), tokens are dictionary-encoded, and distinct
-    (text, token) pairs are counted per token."""
-    words = Words.of(pa.array([t.lower() for t in texts], pa.large_string()))
+def lowered(texts: pa.Array) -> pa.Array:
+    """``str.lower()`` of every text (no nulls): Arrow's ASCII kernel for the texts whose bytes
+    are all ASCII (where the two agree exactly), Python's own for the others (Arrow's UTF-8
+    kernel maps case one code point at a time: U+0130 and a word-final capital sigma lower
+    differently)."""
+    texts = texts.cast(pa.large_string())
+    offsets = np.frombuffer(texts.buffers()[1], np.int64)[
+        texts.offset : texts.offset + len(texts) + 1
+    ]
+    data = texts.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    wide = np.diff(np.searchsorted(np.flatnonzero(raw >= 0x80), offsets)) > 0
+    out = pc.ascii_lower(texts)
+    if not wide.any():
+        return out
+    others = [t.lower() for t in texts.filter(pa.array(wide)).to_pylist()]
+    return pc.replace_with_mask(out, pa.array(wide), pa.array(others, pa.large_string()))
+
+
+def token_statistics(texts: pa.Array) -> tuple[np.ndarray, pa.Array, np.ndarray]:
+    """Each text's whitespace word count, the batch's distinct lower-cased whitespace tokens
+    and in how many texts each occurs (texts without nulls): Arrow splits where ``str.split()``
+    does (leading and trailing empty strings dropped), tokens are dictionary-encoded, and
+    distinct (text, token) pairs are counted per token."""
+    words = Words.of(lowered(texts))
     vocabulary = max(len(words.dictionary), 1)
     present = distinct(words.owners() * vocabulary + words.codes, runs=True)
     frequency = np.bincount(present % vocabulary, minlength=len(words.dictionary))
-    tokens = words.dictionary.to_pylist()
-    return words.counts, dict(zip(tokens, frequency.tolist(), strict=True))
+    return words.counts, words.dictionary, frequency
 
 
 def shard_partial(
@@ -123,10 +141,13 @@ def shard_partial(
     moments = {name: Moments.of(column_values(table, name)) for name in features}
     if not with_text:
         return ShardPartial(shard, len(ids), fingerprint(ids), moments)
-    chars, words, frequencies = text_statistics(part_path(folder, shard))
+    chars, words, table = text_statistics(part_path(folder, shard))
+    frequencies: dict[str, int] = {}
     if counts_dir is not None:
-        write_counts(frequencies, counts_dir, shard)
-        frequencies = {}
+        write_count_table(table, counts_dir, shard)
+    else:
+        keys, counts = (table.column(c).to_pylist() for c in ("key", "count"))
+        frequencies = dict(zip(keys, counts, strict=True))
     return ShardPartial(
         shard,
         len(ids),
@@ -138,24 +159,34 @@ def shard_partial(
     )
 
 
-def text_statistics(path: Path) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+def text_statistics(path: Path) -> tuple[np.ndarray, np.ndarray, pa.Table]:
     """Characters and words of every non-null text of a shard file, in row order, and document
-    frequencies, read ``TEXT_BATCH`` rows at a time so memory follows the batch, not the shard
-    (each text is in one batch, so per-batch document frequencies add up exactly)."""
+    frequencies (a table of ``key`` and ``count``, in first-seen order), read ``TEXT_BATCH`` rows
+    at a time so memory follows the batch, not the shard (each text is in one batch, so
+    per-batch document frequencies add up exactly)."""
     chars: list[np.ndarray] = []
     words: list[np.ndarray] = []
-    frequencies: Counter[str] = Counter()
+    tokens: list[pa.Array] = []
+    counts: list[np.ndarray] = []
     for batch in iter_batches(path, ["text"], TEXT_BATCH):
-        present = [t for t in batch.column("text").to_pylist() if t is not None]
-        counted, batch_frequencies = token_statistics(present)
-        chars.append(np.array([len(t) for t in present], dtype=np.float64))
+        present = pc.drop_null(batch.column("text")).combine_chunks()
+        counted, dictionary, frequency = token_statistics(present)
+        chars.append(pc.utf8_length(present).to_numpy().astype(np.float64))
         words.append(counted.astype(np.float64))
-        frequencies.update(batch_frequencies)
+        tokens.append(dictionary.cast(pa.large_string()))
+        counts.append(frequency.astype(np.int64))
     empty = np.zeros(0, dtype=np.float64)
+    frequencies = pa.table(
+        {
+            "key": pa.concat_arrays(tokens) if tokens else pa.array([], pa.large_string()),
+            "count": np.concatenate(counts) if counts else np.zeros(0, np.int64),
+        }
+    )
+    summed = frequencies.group_by("key", use_threads=False).aggregate([("count", "sum")])
     return (
         np.concatenate(chars) if chars else empty,
         np.concatenate(words) if words else empty,
-        dict(frequencies),
+        summed.rename_columns(["key", "count"]),
     )
 
 

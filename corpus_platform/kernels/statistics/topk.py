@@ -38,10 +38,22 @@ HASH_SPAN = 1 << 63  # hashes are the stable hash's top 63 bits, non-negative in
 
 def write_counts(counts: Mapping[str, int], folder: Path, source: int) -> None:
     """Write one shard's counts to ``folder/from-<source>.parquet``, sorted by token hash."""
-    keys = list(counts)
+    table = pa.table(
+        {"key": pa.array(list(counts), pa.string()), "count": pa.array(list(counts.values()))}
+    )
+    write_count_table(table, folder, source)
+
+
+def write_count_table(counts: pa.Table, folder: Path, source: int) -> None:
+    """:func:`write_counts` of a table of distinct ``key`` and their ``count``."""
+    keys = counts.column("key").to_pylist()
     hashes = np.fromiter((stable_hash(k) >> 1 for k in keys), np.int64, len(keys))
     table = pa.table(
-        {"key": pa.array(keys, pa.string()), "count": list(counts.values()), "hash": hashes},
+        {
+            "key": counts.column("key").cast(pa.string()),
+            "count": counts.column("count").cast(pa.int64()),
+            "hash": hashes,
+        },
         schema=COUNT_SCHEMA,
     ).sort_by([("hash", "ascending"), ("key", "ascending")])
     path = folder / f"from-{source:05d}.parquet"

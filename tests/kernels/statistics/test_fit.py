@@ -1,10 +1,13 @@
-"""Statistics kernels on small hand-built shards: moments, partials, histograms."""
+"""Statistics kernels on small hand-built shards: moments, partials, histograms, text
+statistics (hand-made and Debian text)."""
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from corpus_platform.base.shards import write_parquet
 from corpus_platform.kernels.statistics.fit import (
@@ -15,7 +18,9 @@ from corpus_platform.kernels.statistics.fit import (
     shard_partial,
     split_fingerprint,
     statistics_document,
+    text_statistics,
 )
+from tests.realtext import real_texts
 from tests.shardtools import rows_table
 
 
@@ -74,3 +79,39 @@ def test_histograms_and_text_statistics(tmp_path: Path) -> None:
         "rows": 4,
         "fingerprint": split_fingerprint(partials),
     }
+
+
+def plain_text_statistics(texts: list[str | None]) -> tuple[list[int], list[int], Counter[str]]:
+    """Characters, words and document frequencies by their plain definitions."""
+    present = [t for t in texts if t is not None]
+    frequencies: Counter[str] = Counter()
+    for text in present:
+        frequencies.update(set(text.lower().split()))
+    return [len(t) for t in present], [len(t.split()) for t in present], frequencies
+
+
+@pytest.mark.parametrize("source", ["hand", "debian"])
+def test_text_statistics_follow_the_plain_definitions(tmp_path: Path, source: str) -> None:
+    """Lower-casing and splitting by batch agree with ``str.lower().split()`` per text: ASCII
+    texts beside ones whose lower case differs per code point (U+0130, a final capital sigma),
+    Unicode and separator whitespace, empty texts and nulls, and Debian's own text."""
+    texts: list[str | None] = (
+        [
+            "Red BLUE  red",
+            "\u0130stanbul \u039f\u0394\u039f\u03a3 \u03a3\u039f\u03a6\u039f\u03a3",
+            "a\x1cb\u3000C\u00a0d \u2028E",
+            "  leading and trailing\n",
+            "",
+            None,
+            "caf\u00e9 CAF\u00c9 Stra\u00dfe",
+        ]
+        if source == "hand"
+        else [*real_texts(300), None]
+    )
+    path = tmp_path / "part-00000.parquet"
+    write_parquet(pa.table({"text": pa.array(texts, pa.string())}), path)
+    chars, words, table = text_statistics(path)
+    expected_chars, expected_words, expected = plain_text_statistics(texts)
+    assert chars.tolist() == expected_chars and words.tolist() == expected_words
+    got = dict(zip(table.column("key").to_pylist(), table.column("count").to_pylist(), strict=True))
+    assert got == dict(expected) and len(got) == table.num_rows
