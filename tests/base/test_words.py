@@ -1,4 +1,5 @@
-"""Splitting a batch into whitespace words: the ASCII shortcut splits where str.split() does."""
+"""Splitting a batch into whitespace words: Arrow's ASCII kernel, on texts whose other
+whitespace is overwritten with spaces, splits where str.split() does."""
 
 import random
 
@@ -36,13 +37,28 @@ def test_split_equals_the_utf8_kernel_on_ascii_batches_with_and_without_separato
         assert split_whitespace(array).equals(pc.utf8_split_whitespace(array))
 
 
-def test_split_falls_back_for_separators_and_non_ascii() -> None:
+def test_split_equals_str_split_at_every_code_point() -> None:
+    """Every code point between words, doubled, leading and trailing a text, in one batch with
+    plain ASCII texts (so whitespace is overwritten in a batch that also holds texts without
+    any): Words.of and split_whitespace split where ``str.split()`` does."""
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    texts = [f"a{chr(c)}b{chr(c)}{chr(c)}c\u00e9{chr(c)}" for c in points]
+    texts += [f"{chr(c)}x" for c in points[::7]] + ["plain words", "", None]
+    expected = _python_words(texts)
+    assert _words_of(texts) == expected
+    split = split_whitespace(pa.array(texts, pa.string())).to_pylist()
+    assert [[w for w in words if w] for words in split[:-1]] == expected[:-1]
+
+
+def test_split_of_texts_with_separators_and_unicode_spaces() -> None:
     texts = ["a\x1cb", "c\x1fd e", "x\u00a0y", "z\u2003w", "caf\u00e9 ok", None, ""]
-    for text in texts:
-        array = pa.array([text, "  plain words "], pa.string())
-        assert split_whitespace(array).equals(pc.utf8_split_whitespace(array))  # the same kernel
+    texts += ["\u3000lead", "trail\u2029", "\u0085", "\u00c2\u00a0\u00e2\u0080"]
     assert _words_of(texts) == _python_words(texts)
     assert _words_of(["a\x1cb"]) == [["a", "b"]]
+    array = pa.array(texts, pa.string())
+    before = array.buffers()[2].to_pybytes()
+    split_whitespace(array)
+    assert array.buffers()[2].to_pybytes() == before  # the caller's texts are left as they were
 
 
 def test_split_of_slices_chunks_and_empty_batches() -> None:
