@@ -40,7 +40,8 @@ def test_split_equals_the_utf8_kernel_on_ascii_batches_with_and_without_separato
 def test_split_equals_str_split_at_every_code_point() -> None:
     """Every code point between words, doubled, leading and trailing a text, in one batch with
     plain ASCII texts (so whitespace is overwritten in a batch that also holds texts without
-    any): Words.of and split_whitespace split where ``str.split()`` does."""
+    any): Words.of and split_whitespace split where ``str.split()`` does, and word_counts
+    counts as many words."""
     points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     texts = [f"a{chr(c)}b{chr(c)}{chr(c)}c\u00e9{chr(c)}" for c in points]
     texts += [f"{chr(c)}x" for c in points[::7]] + ["plain words", "", None]
@@ -48,6 +49,7 @@ def test_split_equals_str_split_at_every_code_point() -> None:
     assert _words_of(texts) == expected
     split = split_whitespace(pa.array(texts, pa.string())).to_pylist()
     assert [[w for w in words if w] for words in split[:-1]] == expected[:-1]
+    assert word_counts(pa.array(texts, pa.string())).tolist() == [len(w) for w in expected]
 
 
 def test_split_of_texts_with_separators_and_unicode_spaces() -> None:
