@@ -100,11 +100,17 @@ class TextNormalization:
             raise ValueError(f"tokens must be 'words' or 'whitespace', got {self.tokens!r}")
 
     def words(self, text: str) -> list[str]:
-        """The tokens of ``text``, ``apply(text).split()`` (on ASCII text without joining the
-        words first: only spaces are left between them)."""
+        """The tokens of ``text``, ``apply(text).split()``."""
+        return self.spaced(text).split()
+
+    def spaced(self, text: str) -> str:
+        """A text whose whitespace words are ``apply(text)``'s, for callers that split it again:
+        on ASCII text (``words`` tokens, Unicode and case folding on) the text with every
+        character that is not part of a word turned into a space, runs of spaces left as they
+        are (collapsing them is most of ``apply``'s time); otherwise ``apply(text)``."""
         if self.tokens == "words" and text.isascii() and self.unicode != "none" and self.casefold:
-            return text.encode("ascii").translate(ASCII_WORDS).decode("ascii").split()
-        return self.apply(text).split()
+            return text.encode("ascii").translate(ASCII_WORDS).decode("ascii")
+        return self.apply(text)
 
     def apply(self, text: str) -> str:
         """``text`` normalized: its tokens joined by single spaces (with ``tokens: whitespace``

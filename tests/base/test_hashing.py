@@ -19,6 +19,7 @@ from corpus_platform.base.hashing import (
     stable_hash,
     unit_interval,
 )
+from tests.realtext import real_texts
 
 
 def test_hash_is_identical_across_processes_with_different_hash_seeds() -> None:
@@ -87,13 +88,17 @@ def test_ascii_fast_path_equals_the_definition_on_every_ascii_character() -> Non
 
 
 def test_words_are_the_normalized_text_split() -> None:
+    """``words`` and ``spaced`` (the texts decontamination and shingling split again) give
+    ``apply``'s words, on random and Debian text."""
     rng = random.Random(6)
     alphabet = [chr(c) for c in range(128)] + ["\u00e9", "\u00c9", "\ufb01", "\u2028", "\u3000"]
     texts = ["", " ", "\x1c", "A\tb", " x,y;;Z  "]
     texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(3000)]
+    texts += real_texts(200)  # copyright files, changelogs, manual pages
     spaced = TextNormalization(tokens="whitespace", whitespace=False, punctuation=True)
     for normalization in (TextNormalization(), TextNormalization(casefold=False), spaced):
         words = [normalization.words(t) for t in texts]
         assert words == [normalization.apply(t).split() for t in texts]
+        assert words == [normalization.spaced(t).split() for t in texts]
     default = [TextNormalization().words(t) for t in texts]
     assert default == [_normalized_by_definition(t).split() for t in texts]

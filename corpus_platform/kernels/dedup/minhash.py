@@ -87,11 +87,12 @@ def _polynomial(words: np.ndarray, width: int) -> np.ndarray:
 
 def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) -> ShingleSets:
     """The sorted distinct word ``size``-gram hashes of every text."""
-    return normalized_shingle_sets([normalization.apply(t) for t in texts], size)
+    return normalized_shingle_sets([normalization.spaced(t) for t in texts], size)
 
 
 def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
-    """:func:`shingle_sets` of texts already normalized (as dedup does once per row).
+    """:func:`shingle_sets` of texts already normalized (as dedup does once per row), or of texts
+    with the same whitespace words (:meth:`TextNormalization.spaced`).
 
     Windows of ``size`` words are hashed over the whole batch at once (a window crossing two
     texts is discarded); a text of fewer words is one shingle of all its words (an empty text

@@ -131,8 +131,8 @@ def contaminating_sets_of(
     found: list[list[str]] = []
     for start in range(0, len(texts), BATCH_TEXTS):
         batch = texts[start : start + BATCH_TEXTS]
-        normalized = [eval_ngrams.normalization.apply(t or "") for t in batch]
-        values, owner = candidate_ngrams(normalized, n, vocabulary)
+        spaced = [eval_ngrams.normalization.spaced(t or "") for t in batch]
+        values, owner = candidate_ngrams(spaced, n, vocabulary)
         hit_rows = {
             name: set(owner[np.isin(values, hashes)].tolist()) for name, hashes in lookups.items()
         }
@@ -144,7 +144,8 @@ def candidate_ngrams(
     normalized: list[str], n: int, vocabulary: pa.Array
 ) -> tuple[np.ndarray, np.ndarray]:
     """The n-gram hashes (as :func:`ngram_sets` makes them) of the windows of ``normalized``
-    texts whose words are all in ``vocabulary``, and the text each belongs to. A text of fewer
+    texts (or texts with the same whitespace words: ``TextNormalization.spaced``) whose words
+    are all in ``vocabulary``, and the text each belongs to. A text of fewer
     than ``n`` words is one window of all its words; an empty text has none.
 
     The batch's words are laid end to end; a window is taken where no unknown word and no
