@@ -28,7 +28,8 @@ from corpus_platform.kernels.dedup.params import BATCH_ROWS, DedupParams
 
 def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:
     """The shingle sets and MinHash signatures (one row of ``num_perm`` uint32) of texts
-    already normalized by ``params.normalization``."""
+    already normalized by ``params.normalization`` (or with the same whitespace words:
+    ``TextNormalization.spaced``)."""
     sets = minhash.normalized_shingle_sets(normalized, params.shingle_size)
     return sets, minhash.signatures(sets, params.num_perm, params.seed)
 

@@ -54,7 +54,7 @@ def too_short(texts: list[str | None], params: DedupParams) -> np.ndarray:
     (None: never too short, it always links). Only the first ``PREFIX_WORDS`` normalized words
     of a longer text are shingled first: their windows are windows of the whole text, so enough
     of them settles it; a text they leave unsettled is shingled whole."""
-    normalized = [params.normalization.apply(t) if t else "" for t in texts]
+    normalized = [params.normalization.spaced(t) if t else "" for t in texts]  # apply's words
     cut = max(PREFIX_WORDS, params.shingle_size)
     heads, cropped = [], np.zeros(len(texts), dtype=bool)
     for i, text in enumerate(normalized):

@@ -123,8 +123,8 @@ def remap_shard(
             else:
                 unknown.append(position)
         if unknown:
-            normalized = [params.normalization.apply(texts[i]) for i in unknown]
-            keys = minhash.band_keys(sketch(normalized, params)[1], *params.bands)
+            spaced = [params.normalization.spaced(texts[i]) for i in unknown]
+            keys = minhash.band_keys(sketch(spaced, params)[1], *params.bands)
             fresh.append((virtual, np.array(unknown, dtype=np.uint64), keys))
             sketched += len(unknown)
     for number, group in enumerate(groups):
