@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -242,19 +243,17 @@ def ngram_scores(codes: np.ndarray, vocabulary: int, layout: WordLayout) -> dict
 
 
 def _duplicates(items: list[str]) -> tuple[float, float]:
-    """(fraction of items that repeat an earlier one, fraction of their characters)."""
+    """(fraction of items that repeat an earlier one, fraction of their characters): every
+    occurrence of an item but its first repeats one, so the repeats are the items less the
+    distinct ones, in number and in characters."""
     if not items:
         return 0.0, 0.0
-    seen: set[str] = set()
-    repeated = repeated_chars = 0
-    for item in items:
-        if item in seen:
-            repeated += 1
-            repeated_chars += len(item)
-        else:
-            seen.add(item)
-    total_chars = sum(len(i) for i in items)
-    return repeated / len(items), repeated_chars / total_chars if total_chars else 0.0
+    distinct = set(items)
+    total_chars = sum(map(len, items))
+    repeated_chars = total_chars - sum(map(len, distinct))
+    return (len(items) - len(distinct)) / len(items), (
+        repeated_chars / total_chars if total_chars else 0.0
+    )
 
 
 def _ratio(count: float, total: float) -> float:
@@ -269,22 +268,22 @@ def _code_line(line: str) -> bool:
 
 def line_scores(text: str, words: int) -> dict[str, float]:
     """The scores that look at characters, lines and paragraphs of one text."""
-    lines = [line for line in (raw.strip() for raw in text.split("\n")) if line]
-    paragraphs = [p.strip() for p in PARAGRAPH_BREAK.split(text) if p.strip()]
+    lines = list(filter(None, map(str.strip, text.split("\n"))))
+    paragraphs = list(filter(None, map(str.strip, PARAGRAPH_BREAK.split(text))))
     line_dups, paragraph_dups = _duplicates(lines), _duplicates(paragraphs)
     symbols = text.count("#") + text.count("...") + text.count("…")
     return {
         "chars": float(len(text)),
         "symbol_word_ratio": _ratio(symbols, words),
-        "bullet_lines_ratio": _ratio(sum(line.startswith(BULLETS) for line in lines), len(lines)),
-        "ellipsis_lines_ratio": _ratio(sum(line.endswith(ELLIPSES) for line in lines), len(lines)),
+        "bullet_lines_ratio": _ratio(sum(map(str.startswith, lines, repeat(BULLETS))), len(lines)),
+        "ellipsis_lines_ratio": _ratio(sum(map(str.endswith, lines, repeat(ELLIPSES))), len(lines)),
         "duplicate_line_fraction": line_dups[0],
         "duplicate_paragraph_fraction": paragraph_dups[0],
         "duplicate_line_char_fraction": line_dups[1],
         "duplicate_paragraph_char_fraction": paragraph_dups[1],
         "c4_lorem_ipsum": float("lorem ipsum" in text.lower()),
         "c4_curly_braces": float("{" in text),
-        "code_line_ratio": _ratio(sum(_code_line(line) for line in lines), len(lines)),
+        "code_line_ratio": _ratio(sum(map(_code_line, lines)), len(lines)),
     }
 
 
