@@ -1,13 +1,15 @@
-r"""What the split step's pair and membership work costs the Dagster process: each phase run
-alone in a fresh process against a built project, its peak resident memory (VmHWM) above the
-process's after imports, Arrow's largest allocation and its seconds.
+r"""What the split step's pair and membership work, and the shard step's kernel, cost the Dagster
+process: each phase run alone in a fresh process against a built project, its peak resident
+memory (VmHWM) above the process's after imports, Arrow's largest allocation and its seconds.
 
     .bench-venv/bin/python bench/split_memory.py PROJECT [PHASE ...]
 
 Phases: ``links`` (the stage's ``split_links``: memberships and similar pairs that link, the
 too-short rule), ``components`` (``component_plan``: the links and the component graph),
 ``too_short`` and ``crossing`` (the two halves of ``no_cluster_in_two_splits``' pair rule:
-``too_short_to_leak`` and ``crossing_pairs`` over every similar pair). Build PROJECT first
+``too_short_to_leak`` and ``crossing_pairs`` over every similar pair); ``shards``
+(``build_shards``: the published mix's samples ordered, cut and written to a scratch folder,
+the engine's workers doing the per-shard work). Build PROJECT first
 (``run_benchmarks.py --keep``) and run it at two corpus sizes to see which phase grows with the
 corpus; ``check_memory.py`` measures the checks whole.
 """
@@ -20,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PHASES = ("links", "components", "too_short", "crossing")
+PHASES = ("links", "components", "too_short", "crossing", "shards")
 
 
 def resident_mb(field: str) -> int:
@@ -35,13 +37,19 @@ def run_phase(root: str, phase: str, results: Any) -> None:
     """Run ``phase`` on the project at ``root``; put (base MB, peak MB, Arrow MB, seconds)."""
     import pyarrow as pa
 
-    from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, SIMILAR_PAIRS, SPLIT_DOCUMENTS
+    from corpus_platform.base.names import (
+        DEDUPLICATED_DOCUMENTS,
+        SIMILAR_PAIRS,
+        SPLIT_DOCUMENTS,
+        TRAINING_MIX,
+    )
     from corpus_platform.base.shards import read_parquet
     from corpus_platform.defs.resources import CorpusProject
     from corpus_platform.defs.splitting.append_checks import too_short_to_leak
     from corpus_platform.defs.splitting.assets import component_plan
     from corpus_platform.engine import shutdown_pools
     from corpus_platform.kernels.dedup import DedupParams
+    from corpus_platform.kernels.sharding.shards import build_shards
     from corpus_platform.kernels.splitting.leakage import crossing_pairs
     from corpus_platform.kernels.splitting.links import split_links
 
@@ -64,6 +72,14 @@ def run_phase(root: str, phase: str, results: Any) -> None:
             )
         elif phase == "components":
             component_plan(upstream, config, scratch, engine)
+        elif phase == "shards":
+            mix, settings = corpus.stage_dir(TRAINING_MIX), config.shards
+            (scratch / "out").mkdir()
+            (scratch / "work").mkdir()
+            build_shards(
+                mix, scratch / "out", scratch / "work", config.num_shards, config.seed,
+                settings.max_bytes, settings.max_samples, engine,
+            )  # fmt: skip
         elif phase == "too_short":
             too_short_to_leak(corpus, read_parquet(upstream / SIMILAR_PAIRS))
         else:

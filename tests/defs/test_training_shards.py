@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_platform.base.names import SHARDS_MANIFEST, TRAINING_SHARDS
-from corpus_platform.base.shards import read_json
+from corpus_platform.base.shards import read_json, read_parquet, write_parquet
 from corpus_platform.kernels.sharding import shards as shard_kernels
 from corpus_platform.loader import ShardDataset
 from corpus_platform.runner import run_build
@@ -87,14 +87,18 @@ def test_a_tampered_shard_fails_the_checks_and_leaves_data_as_it_was(
         explode = shard_kernels.explode_shard
 
         def tampered_explode(shard: int, folder: Path, scratch: Path, seed: int, **kwargs):
-            sizes = explode(shard, folder=folder, scratch=scratch, seed=seed, **kwargs)
+            samples = explode(shard, folder=folder, scratch=scratch, seed=seed, **kwargs)
             if shard != 0:
-                return sizes
+                return samples
             tamper_samples(scratch, shard, tamper)
+            order = read_parquet(shard_kernels.order_path(scratch, shard))
             if tamper == "missing":
-                return sizes.slice(0, len(sizes) - 1)
-            first = sizes.slice(0, 1).set_column(5, "index", pa.array([len(sizes)], pa.int64()))
-            return pa.concat_tables([sizes, first])  # the copy's index: the row appended
+                order = order.slice(0, len(order) - 1)
+            else:  # the copy's index: the row appended
+                first = order.slice(0, 1).set_column(5, "index", pa.array([len(order)], pa.int64()))
+                order = pa.concat_tables([order, first])
+            write_parquet(order, shard_kernels.order_path(scratch, shard))
+            return len(order)
 
         monkeypatch.setattr(shard_kernels, "explode_shard", tampered_explode)
 

@@ -23,8 +23,9 @@ member, with a fixed mtime, owner and mode, uncompressed (gzip would stamp the t
 samples give byte-identical files; its size is asserted equal to the plan.
 
 Steps (:func:`build_shards`): :func:`explode_shard` (per mix shard, on the engine: samples,
-keys, sizes, tokens, to scratch), :func:`plan_shards` (the driver: global order and
-boundaries; it holds an order hash, a key and four numbers per sample, never a text),
+keys, sizes, tokens, to scratch), :func:`plan_shards` (one engine task: global order and
+boundaries; it holds an order hash, a key and four numbers per sample, never a text: a worker
+does, not the process that runs the build),
 :func:`scatter_shard` (per mix shard: its samples into one scratch file per output shard),
 :func:`write_shard` (per output shard: tar, Parquet and their manifest entries).
 """
@@ -151,12 +152,12 @@ def explode_shard(
     seed: int,
     counter: TokenCounter | None = None,
     generations: tuple[int, ...] | None = None,
-) -> pa.Table:
+) -> int:
     """Write mix shard ``shard``'s samples (every draw of every row, with ``key``, ``draw`` and
-    the encoded metadata) to ``scratch/samples``; return per sample its order hash, key, tar
+    the encoded metadata) to ``scratch/samples``, and per sample its order hash, key, tar
     bytes, tokens (counted by ``counter``, the mix's, or as whitespace words without one), this
-    shard and its index in that file. ``generations``: the rows of those mix generations only
-    (every row for None)."""
+    shard and its index in that file to :func:`order_path`; return the samples. ``generations``:
+    the rows of those mix generations only (every row for None)."""
     table = read_generations(folder, shard, generations)
     tokens = sample_tokens(_text_column(table), counter)
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
@@ -180,7 +181,7 @@ def explode_shard(
         member_bytes(int(t)) + member_bytes(int(j))
         for t, j in zip(text_bytes, json_bytes, strict=True)
     ]
-    return pa.table(
+    order = pa.table(
         {
             "hash": pa.array([order_hash(k, seed) for k in keys], pa.uint64()),
             "key": pa.array(keys, pa.string()),
@@ -190,6 +191,13 @@ def explode_shard(
             "index": pa.array(np.arange(len(keys), dtype=np.int64)),
         }
     )
+    write_parquet(order, order_path(scratch, shard), **SCRATCH_OPTIONS)
+    return len(keys)
+
+
+def order_path(scratch: Path, shard: int) -> Path:
+    """Scratch file of mix shard ``shard``'s order rows (:func:`explode_shard`)."""
+    return part_path(scratch / "order", shard)
 
 
 def shard_starts(tar_bytes: Sequence[int], max_bytes: int, max_samples: int | None) -> list[int]:
@@ -207,11 +215,16 @@ def shard_starts(tar_bytes: Sequence[int], max_bytes: int, max_samples: int | No
 
 
 def plan_shards(
-    sizes: Sequence[pa.Table], scratch: Path, max_bytes: int, max_samples: int | None
+    task: int, scratch: Path, num_mix_shards: int, max_bytes: int, max_samples: int | None
 ) -> list[dict[str, int]]:
-    """Order every sample (the tables of :func:`explode_shard`), cut the order into shards, and
-    write each mix shard's part of the plan (``index`` -> ``shard``, ``position``) to
-    ``scratch/plan``. Return per output shard its samples, tokens and planned tar bytes."""
+    """Order every sample (the order rows :func:`explode_shard` wrote), cut the order into
+    shards, and write each mix shard's part of the plan (``index`` -> ``shard``, ``position``)
+    to ``scratch/plan``. Return per output shard its samples, tokens and planned tar bytes.
+
+    One engine task (``task`` is 0): on an engine with worker processes the order rows of the
+    whole mix, about 100 bytes a sample, are held by a worker, not by the process that runs the
+    build, whose memory then stays the same whatever the mix's size."""
+    sizes = [read_parquet(order_path(scratch, m)) for m in range(num_mix_shards)]
     table = pa.concat_tables(sizes) if sizes else pa.table({})
     if not len(table):
         for mix_shard in range(len(sizes)):
@@ -338,8 +351,15 @@ def build_shards(
     :func:`~corpus_platform.kernels.sharding.manifest.extend_manifest`)."""
     mix_shards = range(num_shards)
     explode = partial(explode_shard, folder=mix, scratch=scratch, seed=seed, counter=counter)
-    sizes = engine.map_shards(partial(explode, generations=mix_generations), mix_shards)
-    plan = plan_shards(sizes, scratch, max_bytes, max_samples)
+    engine.map_shards(partial(explode, generations=mix_generations), mix_shards)
+    planner = partial(
+        plan_shards,
+        scratch=scratch,
+        num_mix_shards=num_shards,
+        max_bytes=max_bytes,
+        max_samples=max_samples,
+    )
+    plan = engine.map_shards(planner, [0])[0]
     engine.map_shards(partial(scatter_shard, scratch=scratch), mix_shards)
     planned = json.dumps([p["tar_bytes"] for p in plan])
     (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
