@@ -9,7 +9,10 @@ too-short rule), ``components`` (``component_plan``: the links and the component
 ``too_short`` and ``crossing`` (the two halves of ``no_cluster_in_two_splits``' pair rule:
 ``too_short_to_leak`` and ``crossing_pairs`` over every similar pair); ``shards``
 (``build_shards``: the published mix's samples ordered, cut and written to a scratch folder,
-the engine's workers doing the per-shard work). Build PROJECT first
+the engine's workers doing the per-shard work); ``review`` and ``review_here`` (the dedup step's
+largest-clusters table: the starts of the texts of the first row of every shard of
+``filtered_documents``, read by the engine's tasks, or in this process as the step did before
+2026-11-27). Build PROJECT first
 (``run_benchmarks.py --keep``) and run it at two corpus sizes to see which phase grows with the
 corpus; ``check_memory.py`` measures the checks whole.
 """
@@ -22,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-PHASES = ("links", "components", "too_short", "crossing", "shards")
+PHASES = ("links", "components", "too_short", "crossing", "shards", "review", "review_here")
 
 
 def resident_mb(field: str) -> int:
@@ -39,15 +42,17 @@ def run_phase(root: str, phase: str, results: Any) -> None:
 
     from corpus_platform.base.names import (
         DEDUPLICATED_DOCUMENTS,
+        FILTERED_DOCUMENTS,
         SIMILAR_PAIRS,
         SPLIT_DOCUMENTS,
         TRAINING_MIX,
     )
-    from corpus_platform.base.shards import read_parquet
+    from corpus_platform.base.shards import read_parquet, read_shard
+    from corpus_platform.defs.dedup.review import snippets_of
     from corpus_platform.defs.resources import CorpusProject
     from corpus_platform.defs.splitting.append_checks import too_short_to_leak
     from corpus_platform.defs.splitting.assets import component_plan
-    from corpus_platform.engine import shutdown_pools
+    from corpus_platform.engine import LocalEngine, shutdown_pools
     from corpus_platform.kernels.dedup import DedupParams
     from corpus_platform.kernels.sharding.shards import build_shards
     from corpus_platform.kernels.splitting.leakage import crossing_pairs
@@ -55,6 +60,10 @@ def run_phase(root: str, phase: str, results: Any) -> None:
 
     corpus = CorpusProject(root=root)
     config = corpus.load()
+    filtered = corpus.stage_dir(FILTERED_DOCUMENTS)
+    firsts = {
+        read_shard(filtered, s, ["doc_id"])["doc_id"][0].as_py() for s in range(config.num_shards)
+    }
     upstream, engine = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.engine(config)
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM from here
     base, start = resident_mb("VmRSS"), time.perf_counter()
@@ -80,6 +89,9 @@ def run_phase(root: str, phase: str, results: Any) -> None:
                 mix, scratch / "out", scratch / "work", config.num_shards, config.seed,
                 settings.max_bytes, settings.max_samples, engine,
             )  # fmt: skip
+        elif phase in ("review", "review_here"):
+            here = LocalEngine(1)  # runs its tasks in this process
+            snippets_of(firsts, filtered, config.num_shards, engine if phase == "review" else here)
         elif phase == "too_short":
             too_short_to_leak(corpus, read_parquet(upstream / SIMILAR_PAIRS))
         else:

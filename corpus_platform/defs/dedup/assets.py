@@ -158,7 +158,9 @@ def deduplicated_documents(corpus: CorpusProject) -> StageOutput:
     extra = {
         "cluster_sizes": dg.MetadataValue.md(histogram_markdown(found.summary.sizes)),
         "largest_clusters": dg.MetadataValue.md(
-            largest_clusters_markdown(found.summary.largest, upstream, config.num_shards)
+            largest_clusters_markdown(
+                found.summary.largest, upstream, config.num_shards, corpus.engine(config)
+            )
         ),
     }
     try:
