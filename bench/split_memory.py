@@ -7,7 +7,9 @@ memory (VmHWM) above the process's after imports, Arrow's largest allocation and
 Phases: ``links`` (the stage's ``split_links``: memberships and similar pairs that link, the
 too-short rule), ``components`` (``component_plan``: the links and the component graph),
 ``too_short`` and ``crossing`` (the two halves of ``no_cluster_in_two_splits``' pair rule:
-``too_short_to_leak`` and ``crossing_pairs`` over every similar pair); ``shards``
+``too_short_to_leak`` and ``crossing_pairs`` over every similar pair, each read by an engine task
+since 2026-11-27); ``kept_pairs`` (the dedup check ``no_kept_near_duplicate_pair``
+on the published stage); ``shards``
 (``build_shards``: the published mix's samples ordered, cut and written to a scratch folder,
 the engine's workers doing the per-shard work); ``review`` and ``review_here`` (the dedup step's
 largest-clusters table: the starts of the texts of the first row of every shard of
@@ -22,10 +24,20 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-PHASES = ("links", "components", "too_short", "crossing", "shards", "review", "review_here")
+PHASES = (
+    "links",
+    "components",
+    "too_short",
+    "crossing",
+    "kept_pairs",
+    "shards",
+    "review",
+    "review_here",
+)
 
 
 def resident_mb(field: str) -> int:
@@ -34,6 +46,11 @@ def resident_mb(field: str) -> int:
         if line.startswith(f"{field}:"):
             return int(line.split()[1]) // 1024
     raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def clear_peak() -> None:
+    """Reset this process's VmHWM to its current resident memory."""
+    Path("/proc/self/clear_refs").write_text("5")
 
 
 def run_phase(root: str, phase: str, results: Any) -> None:
@@ -47,7 +64,8 @@ def run_phase(root: str, phase: str, results: Any) -> None:
         SPLIT_DOCUMENTS,
         TRAINING_MIX,
     )
-    from corpus_platform.base.shards import read_parquet, read_shard
+    from corpus_platform.base.shards import read_shard
+    from corpus_platform.defs.dedup.checks import no_kept_near_duplicate_pair
     from corpus_platform.defs.dedup.review import snippets_of
     from corpus_platform.defs.resources import CorpusProject
     from corpus_platform.defs.splitting.append_checks import too_short_to_leak
@@ -55,7 +73,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
     from corpus_platform.engine import LocalEngine, shutdown_pools
     from corpus_platform.kernels.dedup import DedupParams
     from corpus_platform.kernels.sharding.shards import build_shards
-    from corpus_platform.kernels.splitting.leakage import crossing_pairs
+    from corpus_platform.kernels.splitting.leakage import crossing_pairs_in
     from corpus_platform.kernels.splitting.links import split_links
 
     corpus = CorpusProject(root=root)
@@ -65,7 +83,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
         read_shard(filtered, s, ["doc_id"])["doc_id"][0].as_py() for s in range(config.num_shards)
     }
     upstream, engine = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.engine(config)
-    Path("/proc/self/clear_refs").write_text("5")  # VmHWM from here
+    clear_peak()
     base, start = resident_mb("VmRSS"), time.perf_counter()
     with corpus.scratch("split-memory") as scratch:
         if phase == "links":
@@ -93,10 +111,20 @@ def run_phase(root: str, phase: str, results: Any) -> None:
             here = LocalEngine(1)  # runs its tasks in this process
             snippets_of(firsts, filtered, config.num_shards, engine if phase == "review" else here)
         elif phase == "too_short":
-            too_short_to_leak(corpus, read_parquet(upstream / SIMILAR_PAIRS))
+            too_short_to_leak(corpus, (upstream / SIMILAR_PAIRS,), scratch)
+        elif phase == "kept_pairs":
+            no_kept_near_duplicate_pair(corpus, upstream)
         else:
-            pairs = read_parquet(upstream / SIMILAR_PAIRS)
-            crossing_pairs(corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards, pairs)
+            short = too_short_to_leak(corpus, (upstream / SIMILAR_PAIRS,), scratch)
+            clear_peak()
+            base = resident_mb("VmRSS")
+            split, n = corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards
+            engine.map_shards(
+                partial(
+                    crossing_pairs_in, split_root=split, num_shards=n, pairs_file=short.linking
+                ),
+                [0],
+            )
     seconds = time.perf_counter() - start
     arrow = pa.default_memory_pool().max_memory() // 2**20
     results.put((base, resident_mb("VmHWM"), arrow, seconds))

@@ -16,11 +16,14 @@ from corpus_platform.base.names import (
     RAW_DOCUMENTS,
     batch_key,
 )
-from corpus_platform.base.shards import read_all_shards
+from corpus_platform.base.shards import read_all_shards, read_manifest
 from corpus_platform.definitions import build_definitions
 from corpus_platform.defs.batches import RAW_BATCHES, raw_file_names, sync_raw_batches
+from corpus_platform.defs.filtering import assets as filtering_assets
+from corpus_platform.defs.filtering.assets import filter_new_batches
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
+from corpus_platform.kernels.filtering.batch_summaries import to_record
 from corpus_platform.runner import run_build
 from corpus_platform.store.snapshots import current_snapshot
 from tests.conftest import build, tree_digest
@@ -167,3 +170,21 @@ def test_each_raw_file_is_a_partition_and_a_run_of_one_adds_only_that_batch(
         )
     (built_copy / WEB / "crawl-later-b.jsonl").unlink()  # a removed file leaves the partitions
     assert "web/crawl-later-b.jsonl" not in sync_raw_batches(instance, raw_file_names(project))
+
+
+def test_filter_findings_do_not_depend_on_how_many_tasks_are_merged_at_once(
+    built_copy: Path, tmp_path: Path, monkeypatch
+) -> None:
+    corpus = CorpusProject(root=str(built_copy))
+    config = corpus.load()
+    names = sorted(read_manifest(corpus.stage_dir(RAW_DOCUMENTS))["batches"])
+    at_once = filter_new_batches(corpus, config, names, tmp_path / "at-once")
+    monkeypatch.setattr(filtering_assets, "MERGE_EVERY", 1)  # one task's findings at a time
+    one_by_one = filter_new_batches(corpus, config, names, tmp_path / "one-by-one")
+    records = {n: to_record(s, "") for n, s in at_once.items()}
+    assert len(names) * config.num_shards > 1 and all(r["samples"] for r in records.values())
+    assert {n: to_record(s, "") for n, s in one_by_one.items()} == records
+    assert (
+        sum(r["rows_in"] for r in records.values())
+        == read_manifest(corpus.stage_dir(RAW_DOCUMENTS))["rows"]
+    )

@@ -1,12 +1,12 @@
 """Blocking checks of deduplicated_documents, run on the candidate before it is published."""
 
+from functools import partial
 from pathlib import Path
 
 from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.names import (
     SIMILAR_PAIRS,
 )
-from corpus_platform.base.shards import read_parquet
 from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import (
@@ -18,17 +18,21 @@ def no_kept_near_duplicate_pair(corpus: CorpusProject, candidate: Path) -> Check
     """No verified pair at or above the dedup threshold survives as two separate rows: in drop
     mode one row of the pair is gone, in annotate mode both carry the same cluster id."""
     config = corpus.load()
-    folder = candidate
-    pairs = read_parquet(folder / SIMILAR_PAIRS)
-    total, offenders = kept_duplicate_pairs(
-        pairs, folder, config.num_shards, config.dedup.threshold, config.dedup.mode
+    audit = partial(
+        kept_duplicate_pairs,
+        pairs_file=candidate / SIMILAR_PAIRS,
+        folder=candidate,
+        num_shards=config.num_shards,
+        threshold=config.dedup.threshold,
+        mode=config.dedup.mode,
     )
+    total, kept, offenders = corpus.engine(config).map_shards(audit, [0])[0]
     return CheckOutcome.from_metadata(
-        passed=not offenders,
+        passed=kept == 0,
         metadata={
-            "verdict": f"near-duplicate pairs kept as separate rows: {len(offenders)} of {total}",
+            "verdict": f"near-duplicate pairs kept as separate rows: {kept} of {total}",
             "threshold": config.dedup.threshold,
-            "offenders (up to 10)": ", ".join(offenders[:10]) or "none",
+            "offenders (up to 10)": ", ".join(offenders) or "none",
         },
     )
 

@@ -2,6 +2,7 @@
 (:mod:`corpus_platform.kernels.splitting.touched`)."""
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -10,7 +11,7 @@ import pyarrow.compute as pc
 from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.generations import generation_path, side_generation_path
 from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, SIMILAR_PAIRS
-from corpus_platform.base.shards import iter_shards, read_manifest, read_parquet
+from corpus_platform.base.shards import part_path, read_manifest, read_parquet, write_parquet
 from corpus_platform.defs.generations import (
     GENERATIONS,
     appended_generation,
@@ -19,11 +20,11 @@ from corpus_platform.defs.generations import (
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.splitting.content import (
+    LinkFiles,
+    find_short,
     linking_pairs,
-    representatives,
-    short_link_ids,
+    read_short,
 )
-from corpus_platform.kernels.splitting.links import MEMBER_COLUMNS
 from corpus_platform.kernels.splitting.touched import crossing_pairs_touched
 
 
@@ -65,14 +66,17 @@ def dedup_units(candidate: Path, generation: int) -> list[int]:
     return sorted(int(unit) for unit in entry["upstream"])
 
 
-def new_pairs(corpus: CorpusProject, candidate: Path, generation: int) -> pa.Table:
-    """The similar pairs the dedup stage found for the rows of an appended split generation:
-    those of the dedup generations it took."""
+def new_pair_files(corpus: CorpusProject, candidate: Path, generation: int) -> tuple[Path, ...]:
+    """The files of the similar pairs the dedup stage found for the rows of an appended split
+    generation: those of the dedup generations it took."""
     dedup = corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
-    tables = [
-        read_parquet(side_generation_path(dedup, SIMILAR_PAIRS, unit))
-        for unit in dedup_units(candidate, generation)
-    ]
+    units = dedup_units(candidate, generation)
+    return tuple(side_generation_path(dedup, SIMILAR_PAIRS, unit) for unit in units)
+
+
+def new_pairs(corpus: CorpusProject, candidate: Path, generation: int) -> pa.Table:
+    """The similar pairs of :func:`new_pair_files`."""
+    tables = [read_parquet(f) for f in new_pair_files(corpus, candidate, generation)]
     return pa.concat_tables(tables, promote_options="default")
 
 
@@ -82,28 +86,44 @@ class TooShort:
     split left it out of its links (:mod:`corpus_platform.kernels.splitting.content`)."""
 
     clusters: pa.Array  # ids of duplicate clusters whose representative is too short
-    linking: pa.Array  # per similar pair: whether it carries enough content to link
+    linking: Path  # the similar pairs that carry enough content to link (a Parquet file)
+
+
+def judge_short_links(
+    _: int, links: LinkFiles, short: Path, num_shards: int, out: Path
+) -> list[str]:
+    """Engine task: write the pairs of ``links`` that link to ``out``; return the ids of the
+    clusters whose representative is too short (``short``: :func:`find_short`)."""
+    members, pairs, short_ids = (
+        links.read_members(),
+        links.read_pairs(),
+        read_short(short, num_shards),
+    )
+    write_parquet(pairs.filter(linking_pairs(pairs, links.stand_in(), short_ids)), out)
+    too_short = pc.is_in(members.column("representative"), short_ids)
+    return pc.unique(members.filter(too_short).column("cluster_id")).sort().to_pylist()
 
 
 def too_short_to_leak(
-    corpus: CorpusProject, pairs: pa.Table, units: list[int] | None = None
+    corpus: CorpusProject, pairs: tuple[Path, ...], work: Path, units: list[int] | None = None
 ) -> TooShort:
-    """The clusters (of the dedup generations ``units``; every one for None) and the ``pairs``
-    too short to leak, measured on the published ``deduplicated_documents``."""
+    """The clusters (of the dedup generations ``units``; every one for None) and the similar
+    pairs (in the files ``pairs``) too short to leak, measured on the published
+    ``deduplicated_documents`` by the engine's tasks through ``work``."""
     config = corpus.load()
     params, n = DedupParams.from_config(config), config.num_shards
     dedup = corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
-    every = pa.concat_tables([t for _, t in iter_shards(dedup / "clusters", n, MEMBER_COLUMNS)])
+    every = tuple(part_path(dedup / "clusters", s) for s in range(n))
     members = every
     if units is not None:
-        files = [generation_path(dedup / "clusters", s, u) for s in range(n) for u in units]
-        members = pa.concat_tables([read_parquet(f, MEMBER_COLUMNS) for f in files] or [every[:0]])
-    stand_in = representatives(every)
-    engine = corpus.engine(config)
-    short = short_link_ids(members, pairs, dedup, n, params, engine, stand_in)
-    too_short = pc.is_in(members.column("representative"), short)
-    clusters = pc.unique(members.filter(too_short).column("cluster_id"))
-    return TooShort(clusters, linking_pairs(pairs, stand_in, short))
+        members = tuple(generation_path(dedup / "clusters", s, u) for s in range(n) for u in units)
+    links, engine = LinkFiles(pairs, members, every), corpus.engine(config)
+    short = find_short(links, dedup, n, params, engine, work / "short")
+    judge = partial(
+        judge_short_links, links=links, short=short, num_shards=n, out=work / "linking.parquet"
+    )
+    clusters = engine.map_shards(judge, [0])[0]
+    return TooShort(pa.array(clusters, pa.string()), work / "linking.parquet")
 
 
 def neighbours_of_new_rows(corpus: CorpusProject, candidate: Path, generation: int) -> CheckOutcome:

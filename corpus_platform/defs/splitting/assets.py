@@ -19,7 +19,6 @@ from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import (
     MANIFEST,
     read_manifest,
-    read_parquet,
     write_parquet,
 )
 from corpus_platform.config import CorpusConfig
@@ -47,7 +46,7 @@ from corpus_platform.kernels.splitting.component_graph import plan_components_on
 from corpus_platform.kernels.splitting.components import ComponentReport, ComponentStats
 from corpus_platform.kernels.splitting.cut import ComponentPlan
 from corpus_platform.kernels.splitting.leakage import moved_into_train
-from corpus_platform.kernels.splitting.links import split_links
+from corpus_platform.kernels.splitting.links import add_pairs, split_links
 from corpus_platform.kernels.splitting.split import BRIDGE, SplitPlan, split_shard
 from corpus_platform.kernels.splitting.temporal import quantile_cutoffs
 from corpus_platform.store.datasets import candidate_folder, candidate_path
@@ -94,8 +93,7 @@ def component_plan(
         config.split.link_dropped,
     )
     if extra_pairs is not None and len(extra_pairs):
-        both = pa.concat_tables([read_parquet(pairs), extra_pairs], promote_options="default")
-        write_parquet(both, pairs)
+        engine.map_shards(partial(add_pairs, pairs_file=pairs, extra=extra_pairs), [0])
     plan = plan_components_on_engine(
         upstream,
         pairs,

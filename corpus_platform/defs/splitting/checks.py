@@ -18,7 +18,6 @@ from corpus_platform.base.names import (
 from corpus_platform.base.shards import (
     MANIFEST,
     read_manifest,
-    read_parquet,
 )
 from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.generations import (
@@ -30,6 +29,7 @@ from corpus_platform.defs.splitting.append_checks import (
     dedup_units,
     kept_verbatim,
     neighbours_of_new_rows,
+    new_pair_files,
     new_pairs,
     scope,
     short_rule,
@@ -40,7 +40,7 @@ from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.ingest.licences import denied_rows
 from corpus_platform.kernels.splitting import asof
 from corpus_platform.kernels.splitting.crossing import crossing_keys
-from corpus_platform.kernels.splitting.leakage import crossing_pairs, split_moves
+from corpus_platform.kernels.splitting.leakage import crossing_pairs_in, split_moves
 from corpus_platform.kernels.splitting.ratios import split_ratio_report
 from corpus_platform.kernels.splitting.recall import (
     draw_sample,
@@ -125,22 +125,26 @@ def no_cluster_in_two_splits(corpus: CorpusProject, candidate: Path) -> CheckOut
     root, shards = candidate, config.num_shards
     generation = appended_generation(candidate, corpus.stage_dir(SPLIT_DOCUMENTS))
     params, dedup = DedupParams.from_config(config), corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
-    if generation is None:
-        pairs = read_parquet(dedup / SIMILAR_PAIRS)
-        short = too_short_to_leak(corpus, pairs)
-        with corpus.scratch("no_cluster_in_two_splits") as work:
+    engine = corpus.engine(config)
+    with corpus.scratch("no_cluster_in_two_splits") as work:
+        if generation is None:
+            short = too_short_to_leak(corpus, (dedup / SIMILAR_PAIRS,), work)
             clusters = crossing_keys(
                 root, shards, "cluster_id", "duplicate clusters", short.clusters,
-                corpus.engine(config), work, config.engine.memory_mb,
+                engine, work, config.engine.memory_mb,
             )  # fmt: skip
-        similar = crossing_pairs(root, shards, pairs.filter(short.linking))
-    else:  # an append: the new rows' clusters and pairs, against every row
-        kind = "duplicate clusters"
-        pairs = new_pairs(corpus, candidate, generation)
-        short = too_short_to_leak(corpus, pairs, dedup_units(candidate, generation))
-        exempt = short.clusters
-        clusters = crossing_keys_touched(root, shards, "cluster_id", kind, generation, exempt)
-        similar, _ = crossing_pairs_touched(root, shards, pairs, generation, params)
+            crossing = partial(
+                crossing_pairs_in, split_root=root, num_shards=shards, pairs_file=short.linking
+            )
+            similar = engine.map_shards(crossing, [0])[0]
+        else:  # an append: the new rows' clusters and pairs, against every row
+            kind = "duplicate clusters"
+            files = new_pair_files(corpus, candidate, generation)
+            short = too_short_to_leak(corpus, files, work, dedup_units(candidate, generation))
+            exempt = short.clusters
+            clusters = crossing_keys_touched(root, shards, "cluster_id", kind, generation, exempt)
+            pairs = new_pairs(corpus, candidate, generation)
+            similar, _ = crossing_pairs_touched(root, shards, pairs, generation, params)
     return CheckOutcome.from_metadata(
         passed=clusters.passed and similar.passed,
         metadata={

@@ -30,7 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.shards import count_rows, read_parquet, read_shard
+from corpus_platform.base.shards import count_rows, read_parquet, read_shard, shard_rows
 from corpus_platform.config import SplitConfig
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.engine.graph import (
@@ -176,10 +176,27 @@ def rows_of(rows: Path, partitions: int, entities: set[str]) -> dict[str, int]:
     return out
 
 
-def links_among(pairs: pa.Table, clusters: Path, num_shards: int, entities: set[str]) -> Links:
+def pair_edges(_: int, pairs_file: Path, work: Path, source: int, partitions: int) -> int:
+    """Engine task: the similar pairs' entity links as input file ``source`` of the graph's
+    first step (the pairs grow with the corpus: the calling process never reads them)."""
+    pairs = read_parquet(pairs_file, ["entity_a", "entity_b"])
+    return write_edge_arrays(
+        pairs.column("entity_a"), pairs.column("entity_b"), work, source, partitions
+    )
+
+
+def pairs_among(_: int, pairs_file: Path, entities: pa.Array) -> pa.Table:
+    """Engine task: the similar pairs whose first entity is one of ``entities``."""
+    pairs = read_parquet(pairs_file)
+    return pairs.filter(pc.is_in(pairs.column("entity_a"), entities))
+
+
+def links_among(
+    pairs_file: Path, clusters: Path, num_shards: int, entities: set[str], engine: Engine
+) -> Links:
     """The links whose entities are among ``entities`` (every link lies inside a component)."""
     wanted = pa.array(sorted(entities), pa.string())
-    inner = pairs.filter(pc.is_in(pairs.column("entity_a"), wanted))
+    inner = engine.map_shards(partial(pairs_among, pairs_file=pairs_file, entities=wanted), [0])
     members = [
         t.filter(pc.is_in(t.column("entity"), wanted))
         for t in (read_shard(clusters, s, ["cluster_id", "entity"]) for s in range(num_shards))
@@ -187,7 +204,7 @@ def links_among(pairs: pa.Table, clusters: Path, num_shards: int, entities: set[
     table = pa.concat_tables(members).sort_by(
         [("cluster_id", "ascending"), ("entity", "ascending")]
     )
-    return Links.from_tables(inner, table)
+    return Links.from_tables(inner[0], table)
 
 
 def plan_components_on_engine(
@@ -211,16 +228,18 @@ def plan_components_on_engine(
     clusters = clusters or dedup / "clusters"  # the memberships that link entities
     shards = range(num_shards)
     work, labels = scratch / "graph", scratch / "labels"
-    pairs = read_parquet(pairs_file)
     total = count_rows(dedup, num_shards)
-    edges = 2 * (len(pairs) + count_rows(clusters, num_shards))
+    edges = 2 * (shard_rows(pairs_file) + count_rows(clusters, num_shards))
     partitions = max(  # sized by the data, not by the shard count
         MIN_PARTITIONS,
         partitions_for(edges, EDGE_ROW_BYTES, memory_mb),
         partitions_for(total, EDGE_ROW_BYTES, memory_mb),
     )
-    write_edge_arrays(
-        pairs.column("entity_a"), pairs.column("entity_b"), work, num_shards, partitions
+    engine.map_shards(
+        partial(
+            pair_edges, pairs_file=pairs_file, work=work, source=num_shards, partitions=partitions
+        ),
+        [0],
     )
     engine.map_shards(
         partial(cluster_edges, clusters=clusters, work=work, partitions=partitions),
@@ -250,7 +269,7 @@ def plan_components_on_engine(
     report = _report(parts, total)
     names = report.described()
     component_of = members_of(labels, partitions, names)
-    links = links_among(pairs, clusters, num_shards, set(component_of) | names)
+    links = links_among(pairs_file, clusters, num_shards, set(component_of) | names, engine)
     joins = link_graph(links).joins
     report = _with_joins(report, joins)
     cutting = split.oversize == "cut" and bool(report.oversize)

@@ -22,6 +22,7 @@ keeps apart is exactly what the checks look for.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -30,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_platform.base.shards import part_path, shard_files
+from corpus_platform.base.shards import part_path, read_parquet, shard_files, write_parquet
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup.minhash import normalized_shingle_sets, shingle_sets
 from corpus_platform.kernels.dedup.params import DedupParams
@@ -114,6 +115,14 @@ def measured_ends(pairs: pa.Table, stand_in: pa.Table) -> tuple[pa.Array, pa.Arr
     return ends[0], ends[1]
 
 
+def measured_ids(memberships: pa.Table, pairs: pa.Table, stand_in: pa.Table) -> pa.Array:
+    """The rows the too-short rule measures: the representatives of ``memberships``'
+    clusters and the pairs' measured ends (``stand_in``: :func:`representatives`), distinct."""
+    first, second = measured_ends(pairs, stand_in)
+    named = [memberships.column("representative"), first, second]
+    return pc.unique(pa.chunked_array([c for n in named for c in _chunks(n)], pa.string()))
+
+
 def short_link_ids(
     memberships: pa.Table,
     pairs: pa.Table,
@@ -131,9 +140,7 @@ def short_link_ids(
         return pa.array([], pa.string())
     if stand_in is None:
         stand_in = representatives(memberships)
-    first, second = measured_ends(pairs, stand_in)
-    named = [memberships.column("representative"), first, second]
-    wanted = pc.unique(pa.chunked_array([c for n in named for c in _chunks(n)], pa.string()))
+    wanted = measured_ids(memberships, pairs, stand_in)
     find = partial(short_rows, upstream=upstream, wanted=wanted, params=params)
     found = engine.map_shards(find, range(num_shards))
     return pa.array(sorted({doc for part in found for doc in part}), pa.string())
@@ -148,3 +155,84 @@ def linking_pairs(pairs: pa.Table, stand_in: pa.Table, short: pa.Array) -> pa.Ar
     dropped doc_id -> representative) is ``short``."""
     first, second = measured_ends(pairs, stand_in)
     return pc.invert(pc.or_(pc.is_in(first, short), pc.is_in(second, short)))
+
+
+MEMBER_COLUMNS = ["cluster_id", "doc_id", "representative", "kept"]
+EMPTY_MEMBERS = pa.table(
+    {"cluster_id": [], "doc_id": [], "representative": [], "kept": []},
+    schema=pa.schema([(c, pa.string()) for c in MEMBER_COLUMNS[:3]] + [("kept", pa.bool_())]),
+)
+
+
+@dataclass(frozen=True)
+class LinkFiles:
+    """Where the similar pairs and duplicate-cluster memberships a link rule judges are read
+    from. The tables grow with the corpus, so the engine's tasks read them for themselves and
+    the Dagster process holds none of them (:func:`find_short`, :mod:`~.links`)."""
+
+    pairs: tuple[Path, ...]  # similar-pair files (columns doc_a, doc_b, ...)
+    members: tuple[Path, ...]  # the memberships whose clusters are judged
+    every_member: tuple[Path, ...] = ()  # every membership, when ``members`` are not all
+
+    def read_pairs(self) -> pa.Table:
+        """The similar pairs, file after file."""
+        tables = [read_parquet(f) for f in self.pairs]
+        return pa.concat_tables(tables, promote_options="default")
+
+    def read_members(self, every: bool = False) -> pa.Table:
+        """The judged memberships (``every``: every membership) with columns cluster_id,
+        doc_id, representative, kept."""
+        files = self.every_member if every and self.every_member else self.members
+        return pa.concat_tables([read_parquet(f, MEMBER_COLUMNS) for f in files] or [EMPTY_MEMBERS])
+
+    def stand_in(self) -> pa.Table:
+        """doc_id -> representative of every dropped member (:func:`representatives`)."""
+        return representatives(self.read_members(every=True))
+
+
+WANTED = "wanted.parquet"
+
+
+def write_wanted(_: int, links: LinkFiles, out: Path) -> int:
+    """Engine task: write to ``out/wanted.parquet`` the rows the too-short rule measures (the
+    clusters' representatives and the pairs' measured ends); return how many."""
+    wanted = measured_ids(links.read_members(), links.read_pairs(), links.stand_in())
+    write_parquet(pa.table({"doc_id": wanted.sort()}), out / WANTED)
+    return len(wanted)
+
+
+def write_short_rows(shard: int, upstream: Path, folder: Path, params: DedupParams) -> int:
+    """Engine task: :func:`short_rows` of one shard for the ids in ``folder/wanted.parquet``,
+    written to that shard's file under ``folder``; return how many."""
+    wanted = read_parquet(folder / WANTED).column("doc_id").combine_chunks()
+    short = short_rows(shard, upstream, wanted, params)
+    write_parquet(pa.table({"doc_id": pa.array(short, pa.string())}), part_path(folder, shard))
+    return len(short)
+
+
+def find_short(
+    links: LinkFiles,
+    upstream: Path,
+    num_shards: int,
+    params: DedupParams,
+    engine: Engine,
+    folder: Path,
+) -> Path:
+    """:func:`short_link_ids` read and written by the engine's tasks: the ids of the rows too
+    short to link, one file a shard under ``folder`` (read back by :func:`read_short`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if params.min_shingles <= 0:
+        empty = pa.table({"doc_id": pa.array([], pa.string())})
+        for shard in range(num_shards):
+            write_parquet(empty, part_path(folder, shard))
+        return folder
+    engine.map_shards(partial(write_wanted, links=links, out=folder), [0])
+    find = partial(write_short_rows, upstream=upstream, folder=folder, params=params)
+    engine.map_shards(find, range(num_shards))
+    return folder
+
+
+def read_short(folder: Path, num_shards: int) -> pa.Array:
+    """The ids :func:`find_short` wrote, sorted."""
+    tables = [read_parquet(part_path(folder, s)) for s in range(num_shards)]
+    return pc.unique(pa.concat_tables(tables).column("doc_id")).sort()

@@ -76,6 +76,14 @@ def crossing_pairs(split_root: Path, num_shards: int, pairs: pa.Table) -> Crossi
     return CrossingReport("similar pairs", len(present), len(crossing), tuple(examples))
 
 
+def crossing_pairs_in(
+    _: int, split_root: Path, num_shards: int, pairs_file: Path
+) -> CrossingReport:
+    """Engine task: :func:`crossing_pairs` of the similar pairs in ``pairs_file``, read by the
+    worker (the pairs grow with the corpus; the calling process holds none of them)."""
+    return crossing_pairs(split_root, num_shards, read_parquet(pairs_file, ["doc_a", "doc_b"]))
+
+
 @dataclass(frozen=True)
 class MovesReport:
     """Rows whose split changed against the previous snapshot."""

@@ -23,19 +23,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.shards import (
-    iter_shards,
-    part_path,
-    read_parquet,
-    read_shard,
-    write_parquet,
-)
+from corpus_platform.base.shards import part_path, read_parquet, read_shard, write_parquet
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup.params import DedupParams
 from corpus_platform.kernels.splitting.content import (
+    LinkFiles,
+    find_short,
     linking_pairs,
+    read_short,
     representatives,
-    short_link_ids,
 )
 
 
@@ -71,27 +67,38 @@ class ShortLinks:
         }
 
 
-MEMBER_COLUMNS = ["cluster_id", "doc_id", "representative", "kept"]
-EMPTY_MEMBERS = pa.table(
-    {"cluster_id": [], "doc_id": [], "representative": [], "kept": []},
-    schema=pa.schema([(c, pa.string()) for c in MEMBER_COLUMNS[:3]] + [("kept", pa.bool_())]),
-)
-
-
 def linking_memberships(
-    shard: int, clusters: Path, out: Path, short: pa.Array, link_dropped: bool
+    shard: int, clusters: Path, out: Path, short: Path, num_shards: int, link_dropped: bool
 ) -> tuple[int, int, list[str]]:
     """Write one shard's memberships that link to ``out``: not of a cluster whose
-    representative is ``short``, nor (``link_dropped`` false) of a dropped row. Return the
-    memberships of dropped rows, those of short clusters, and the short clusters' ids."""
+    representative is too short (the ids :func:`~.content.find_short` wrote under ``short``),
+    nor (``link_dropped`` false) of a dropped row. Return the memberships of dropped rows, those
+    of short clusters, and the short clusters' ids."""
     table = read_shard(clusters, shard)
     kept = table.column("kept")
-    too_short = pc.is_in(table.column("representative"), short)
+    too_short = pc.is_in(table.column("representative"), read_short(short, num_shards))
     links = pc.and_(pc.invert(too_short), pc.or_(kept, pa.scalar(link_dropped)))
     write_parquet(table.filter(links), part_path(out, shard))
     short_clusters = pc.unique(table.filter(too_short).column("cluster_id")).to_pylist()
     dropped = len(table) - int(pc.sum(kept).as_py() or 0)
     return dropped, int(pc.sum(pc.cast(too_short, pa.int64())).as_py() or 0), short_clusters
+
+
+def write_linking_pairs(
+    _: int, links: LinkFiles, short: Path, num_shards: int, out: Path, link_dropped: bool
+) -> tuple[int, int]:
+    """Engine task: write to ``out`` the similar pairs that link: no measured end too short
+    (``short``: :func:`~.content.find_short`) and, when ``link_dropped`` is false, no dropped
+    end. Return the pairs with a dropped end and those too short."""
+    members, pairs = links.read_members(), links.read_pairs()
+    dropped = members.filter(pc.invert(members.column("kept"))).column("doc_id")
+    through = pc.or_(
+        pc.is_in(pairs.column("doc_a"), dropped), pc.is_in(pairs.column("doc_b"), dropped)
+    )
+    linking = linking_pairs(pairs, representatives(members), read_short(short, num_shards))
+    keep = pc.and_(linking, pc.or_(pc.invert(through), pa.scalar(link_dropped)))
+    write_parquet(pairs.filter(keep), out)
+    return _count(through), _count(pc.invert(linking))
 
 
 def split_links(
@@ -107,35 +114,44 @@ def split_links(
     """Memberships (``out/clusters``) and similar pairs (``out/pairs.parquet``) that link
     entities: without those too short to leak (``params.min_shingles``; texts measured in
     ``upstream``) and, when ``link_dropped`` is false, without those made through dropped rows.
-    Both kinds are counted whether or not they are left out of the graph."""
-    members = pa.concat_tables(
-        [t for _, t in iter_shards(clusters, num_shards, MEMBER_COLUMNS)] or [EMPTY_MEMBERS]
-    )
-    pairs = read_parquet(pairs_file)
-    short = short_link_ids(members, pairs, upstream, num_shards, params, engine)
+    Both kinds are counted whether or not they are left out of the graph. The engine's tasks
+    read the memberships and pairs; this process holds neither."""
+    files = LinkFiles((pairs_file,), tuple(part_path(clusters, s) for s in range(num_shards)))
+    short = find_short(files, upstream, num_shards, params, engine, out / "short")
     write = partial(
         linking_memberships,
         clusters=clusters,
         out=out / "clusters",
         short=short,
+        num_shards=num_shards,
         link_dropped=link_dropped,
     )
     parts = engine.map_shards(write, range(num_shards))
-    dropped = members.filter(pc.invert(members.column("kept"))).column("doc_id")
-    through = pc.or_(
-        pc.is_in(pairs.column("doc_a"), dropped), pc.is_in(pairs.column("doc_b"), dropped)
+    pairs = partial(
+        write_linking_pairs,
+        links=files,
+        short=short,
+        num_shards=num_shards,
+        out=out / "pairs.parquet",
+        link_dropped=link_dropped,
     )
-    linking = linking_pairs(pairs, representatives(members), short)
-    keep = pc.and_(linking, pc.or_(pc.invert(through), pa.scalar(link_dropped)))
-    write_parquet(pairs.filter(keep), out / "pairs.parquet")
-    removed = DroppedLinks(sum(d for d, _, _ in parts), _count(through))
+    through, not_linking = engine.map_shards(pairs, [0])[0]
+    removed = DroppedLinks(sum(d for d, _, _ in parts), through)
     too_short = ShortLinks(
         params.min_shingles,
         len({c for _, _, ids in parts for c in ids}),
         sum(n for _, n, _ in parts),
-        _count(pc.invert(linking)),
+        not_linking,
     )
     return out / "clusters", out / "pairs.parquet", removed, too_short
+
+
+def add_pairs(_: int, pairs_file: Path, extra: pa.Table) -> int:
+    """Engine task: rewrite ``pairs_file`` with the similar pairs ``extra`` after its own;
+    return its rows."""
+    both = pa.concat_tables([read_parquet(pairs_file), extra], promote_options="default")
+    write_parquet(both, pairs_file)
+    return len(both)
 
 
 def _count(mask: pa.Array | pa.ChunkedArray) -> int:
