@@ -94,12 +94,8 @@ def judge_short_links(
 ) -> list[str]:
     """Engine task: write the pairs of ``links`` that link to ``out``; return the ids of the
     clusters whose representative is too short (``short``: :func:`find_short`)."""
-    members, pairs, short_ids = (
-        links.read_members(),
-        links.read_pairs(),
-        read_short(short, num_shards),
-    )
-    write_parquet(pairs.filter(linking_pairs(pairs, links.stand_in(), short_ids)), out)
+    (members, pairs, stand_in), short_ids = links.read(), read_short(short, num_shards)
+    write_parquet(pairs.filter(linking_pairs(pairs, stand_in, short_ids)), out)
     too_short = pc.is_in(members.column("representative"), short_ids)
     return pc.unique(members.filter(too_short).column("cluster_id")).sort().to_pylist()
 

@@ -174,20 +174,18 @@ class LinkFiles:
     members: tuple[Path, ...]  # the memberships whose clusters are judged
     every_member: tuple[Path, ...] = ()  # every membership, when ``members`` are not all
 
-    def read_pairs(self) -> pa.Table:
-        """The similar pairs, file after file."""
-        tables = [read_parquet(f) for f in self.pairs]
-        return pa.concat_tables(tables, promote_options="default")
+    def read(self) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """The judged memberships (columns cluster_id, doc_id, representative, kept), the
+        similar pairs, and doc_id -> representative of every dropped member
+        (:func:`representatives`), each file read once."""
+        pairs = pa.concat_tables([read_parquet(f) for f in self.pairs], promote_options="default")
+        members = _members(self.members)
+        every = _members(self.every_member) if self.every_member else members
+        return members, pairs, representatives(every)
 
-    def read_members(self, every: bool = False) -> pa.Table:
-        """The judged memberships (``every``: every membership) with columns cluster_id,
-        doc_id, representative, kept."""
-        files = self.every_member if every and self.every_member else self.members
-        return pa.concat_tables([read_parquet(f, MEMBER_COLUMNS) for f in files] or [EMPTY_MEMBERS])
 
-    def stand_in(self) -> pa.Table:
-        """doc_id -> representative of every dropped member (:func:`representatives`)."""
-        return representatives(self.read_members(every=True))
+def _members(files: tuple[Path, ...]) -> pa.Table:
+    return pa.concat_tables([read_parquet(f, MEMBER_COLUMNS) for f in files] or [EMPTY_MEMBERS])
 
 
 WANTED = "wanted.parquet"
@@ -196,7 +194,7 @@ WANTED = "wanted.parquet"
 def write_wanted(_: int, links: LinkFiles, out: Path) -> int:
     """Engine task: write to ``out/wanted.parquet`` the rows the too-short rule measures (the
     clusters' representatives and the pairs' measured ends); return how many."""
-    wanted = measured_ids(links.read_members(), links.read_pairs(), links.stand_in())
+    wanted = measured_ids(*links.read())
     write_parquet(pa.table({"doc_id": wanted.sort()}), out / WANTED)
     return len(wanted)
 

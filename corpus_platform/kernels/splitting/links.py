@@ -31,7 +31,6 @@ from corpus_platform.kernels.splitting.content import (
     find_short,
     linking_pairs,
     read_short,
-    representatives,
 )
 
 
@@ -90,12 +89,12 @@ def write_linking_pairs(
     """Engine task: write to ``out`` the similar pairs that link: no measured end too short
     (``short``: :func:`~.content.find_short`) and, when ``link_dropped`` is false, no dropped
     end. Return the pairs with a dropped end and those too short."""
-    members, pairs = links.read_members(), links.read_pairs()
-    dropped = members.filter(pc.invert(members.column("kept"))).column("doc_id")
+    _, pairs, stand_in = links.read()  # the split's links judge every membership
+    dropped = stand_in.column("doc_id")
     through = pc.or_(
         pc.is_in(pairs.column("doc_a"), dropped), pc.is_in(pairs.column("doc_b"), dropped)
     )
-    linking = linking_pairs(pairs, representatives(members), read_short(short, num_shards))
+    linking = linking_pairs(pairs, stand_in, read_short(short, num_shards))
     keep = pc.and_(linking, pc.or_(pc.invert(through), pa.scalar(link_dropped)))
     write_parquet(pairs.filter(keep), out)
     return _count(through), _count(pc.invert(linking))
