@@ -147,31 +147,40 @@ def component_sizes(
     return {b: (n, r) for b, (n, r) in bins.items()}, largest, over
 
 
-def members_of(labels: Path, partitions: int, names: set[str]) -> dict[str, str]:
-    """Entity -> component for the linked entities of the components ``names``."""
+def named_members(part: int, labels: Path, names: pa.Array) -> tuple[list[str], list[str]]:
+    """Engine task: the entities of one label partition in the components ``names``, and
+    their components."""
+    table = entity_labels(labels, part)
+    table = table.filter(pc.is_in(table.column("component"), names))
+    return table.column("node").to_pylist(), table.column("component").to_pylist()
+
+
+def members_of(labels: Path, partitions: int, names: set[str], engine: Engine) -> dict[str, str]:
+    """Entity -> component for the linked entities of the components ``names`` (a label
+    partition grows with the corpus: the engine's tasks read them)."""
     wanted = pa.array(sorted(names), pa.string())
     out: dict[str, str] = {}
-    for part in range(partitions):
-        table = entity_labels(labels, part)
-        table = table.filter(pc.is_in(table.column("component"), wanted))
-        out.update(
-            zip(
-                table.column("node").to_pylist(), table.column("component").to_pylist(), strict=True
-            )
-        )
+    task = partial(named_members, labels=labels, names=wanted)
+    for nodes, components in engine.map_shards(task, range(partitions)):
+        out.update(zip(nodes, components, strict=True))
     return out
 
 
-def rows_of(rows: Path, partitions: int, entities: set[str]) -> dict[str, int]:
+def entity_counts(part: int, rows: Path, entities: pa.Array) -> tuple[list[str], list[int]]:
+    """Engine task: the rows of each of ``entities`` in one partition of the split's input
+    (an entity's rows may come from several shards)."""
+    table = gathered(rows, part, ROWS_SCHEMA)
+    table = table.filter(pc.is_in(table.column("key"), entities))
+    summed = table.group_by("key", use_threads=False).aggregate([("rows", "sum")])
+    return summed.column("key").to_pylist(), summed.column("rows_sum").to_pylist()
+
+
+def rows_of(rows: Path, partitions: int, entities: set[str], engine: Engine) -> dict[str, int]:
     """Rows of each of ``entities`` in the split's input."""
-    wanted = pa.array(sorted(entities), pa.string())
+    task = partial(entity_counts, rows=rows, entities=pa.array(sorted(entities), pa.string()))
     out: dict[str, int] = {}
-    for part in range(partitions):
-        table = gathered(rows, part, ROWS_SCHEMA)
-        table = table.filter(pc.is_in(table.column("key"), wanted))
-        for key, count in zip(
-            table.column("key").to_pylist(), table.column("rows").to_pylist(), strict=True
-        ):
+    for keys, counts in engine.map_shards(task, range(partitions)):
+        for key, count in zip(keys, counts, strict=True):
             out[key] = out.get(key, 0) + count
     return out
 
@@ -268,7 +277,7 @@ def plan_components_on_engine(
     )
     report = _report(parts, total)
     names = report.described()
-    component_of = members_of(labels, partitions, names)
+    component_of = members_of(labels, partitions, names, engine)
     links = links_among(pairs_file, clusters, num_shards, set(component_of) | names, engine)
     joins = link_graph(links).joins
     report = _with_joins(report, joins)
@@ -287,9 +296,9 @@ def plan_components_on_engine(
         return plan
     if not cutting:
         return replace(plan, error=oversize_message(report, split.max_component_share))
-    entity_counts = rows_of(rows_dir, partitions, set(component_of) | oversize)
+    counts = rows_of(rows_dir, partitions, set(component_of) | oversize, engine)
     members: dict[str, dict[str, int]] = defaultdict(dict)
-    for entity, count in sorted(entity_counts.items()):
+    for entity, count in sorted(counts.items()):
         name = component_of.get(entity, entity)
         if name in oversize:
             members[name][entity] = count
