@@ -37,10 +37,12 @@ from corpus_platform.base.names import (
 from corpus_platform.defs.card import card_facts
 from corpus_platform.export import (
     RELEASES_DIR,
+    Digests,
     checked_out,
     export_croissant,
     filter_facts,
     published_files,
+    release_digests,
     release_output,
 )
 from corpus_platform.kernels.sharding.audit_markdown import audit_markdown
@@ -149,15 +151,18 @@ def _stage_order(item: tuple[str, str]) -> tuple[int, str]:
     return (STAGES.index(item[0]) if item[0] in STAGES else len(STAGES), item[0])
 
 
-def audit_facts(root: Path, release: dict[str, Any], base: Path) -> AuditFacts:
-    """Everything the page says; ``base`` is the page's folder.
+def audit_facts(
+    root: Path, release: dict[str, Any], base: Path, digests: Digests | None = None
+) -> AuditFacts:
+    """Everything the page says; ``base`` is the page's folder; ``digests`` as for
+    :func:`~corpus_platform.export.published_files`.
 
     Raises:
         CorpusError: the release is not checked out in ``data/`` or a published file changed.
     """
     folder = checked_out(root, release)
     manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
-    files = published_files(folder, manifest, base)  # verifies every MD5 of the manifest
+    files = published_files(folder, manifest, base, digests)  # verifies every MD5 of the manifest
     entries = {e["name"]: e for e in [*manifest.get("shards", []), *manifest.get("card", [])]}
     entries[SHARDS_MANIFEST] = {"format": "json", "md5": file_md5(folder / SHARDS_MANIFEST)}
     card = card_facts(root, release["snapshots"][TRAINING_MIX])
@@ -179,8 +184,11 @@ def audit_facts(root: Path, release: dict[str, Any], base: Path) -> AuditFacts:
     )
 
 
-def write_audit_page(root: Path, name: str, out: Path | None = None) -> Path:
+def write_audit_page(
+    root: Path, name: str, out: Path | None = None, digests: Digests | None = None
+) -> Path:
     """Write release ``name``'s audit page (default :func:`default_path`); return where.
+    ``digests``: the files' hashes when already made (:func:`~.export.release_digests`).
 
     Raises:
         CorpusError: unknown release, a release not checked out in ``data/``, a published file
@@ -188,7 +196,7 @@ def write_audit_page(root: Path, name: str, out: Path | None = None) -> Path:
     """
     root = root.resolve()
     release, out = release_output(root, name, out, AUDIT_FILE)
-    page = render_audit_page(audit_facts(root, release, out.parent))
+    page = render_audit_page(audit_facts(root, release, out.parent, digests))
     checked_out(root, release)  # a build that published meanwhile makes the hashes stale
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.with_name(f".{out.name}.tmp")
@@ -203,8 +211,9 @@ def show_in_dagster(root: Path, name: str, instance: dg.DagsterInstance) -> Path
     in the Dagster instance as an observation of ``training_shards`` (metadata ``audit``: the
     page as Markdown; ``audit_page`` and ``croissant``: the files' paths), so the UI's asset page
     shows what the page shows. Returns the page's path."""
-    croissant = export_croissant(root, name)
-    page = write_audit_page(root, name)
+    digests = release_digests(root, name)  # the files hashed once for both
+    croissant = export_croissant(root, name, digests=digests)
+    page = write_audit_page(root, name, digests=digests)
     instance.report_runless_asset_event(
         dg.AssetObservation(
             asset_key=TRAINING_SHARDS,

@@ -152,17 +152,44 @@ def _url(path: Path, base: Path) -> str:
         return str(path.resolve())
 
 
-def published_files(folder: Path, manifest: dict[str, Any], base: Path) -> list[FileFact]:
-    """Every file the manifest lists (shards, then the card) and the manifest itself, hashed;
-    a file missing or whose MD5 differs from the manifest's fails."""
+# SHA-256 and MD5 of each published file of a release, by path (:func:`release_digests`)
+Digests = dict[Path, tuple[str, str]]
+
+
+def listed_files(folder: Path, manifest: dict[str, Any]) -> list[tuple[dict[str, Any], Path]]:
+    """Every file the manifest lists (shards, then the card) and the manifest itself, with its
+    manifest entry; a file missing fails."""
     entries = [*manifest.get("shards", []), *manifest.get("card", []), {"name": SHARDS_MANIFEST}]
-    paths = [folder / entry["name"] for entry in entries]
-    for path in paths:
+    listed = [(entry, folder / entry["name"]) for entry in entries]
+    for _, path in listed:
         if not path.is_file():
             raise CorpusError(f"{path}: listed in {SHARDS_MANIFEST} but missing")
+    return listed
+
+
+def release_digests(root: Path, name: str) -> Digests:
+    """SHA-256 and MD5 of every file of release ``name`` (checked out in ``data/``), hashed
+    once on every core, for writers of one release's documents to share
+    (:func:`export_croissant` and the audit page each hash them otherwise)."""
+    release, _ = release_output(root.resolve(), name, None, CROISSANT_FILE)
+    folder = checked_out(root.resolve(), release)
+    manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
+    paths = [path for _, path in listed_files(folder, manifest)]
+    return dict(zip(paths, digest_files(paths, hash_file), strict=True))
+
+
+def published_files(
+    folder: Path, manifest: dict[str, Any], base: Path, digests: Digests | None = None
+) -> list[FileFact]:
+    """Every file the manifest lists (shards, then the card) and the manifest itself, hashed
+    (or their ``digests`` when given, :func:`release_digests`); a file missing or whose MD5
+    differs from the manifest's fails."""
+    listed = listed_files(folder, manifest)
+    paths = [path for _, path in listed]
+    if digests is None or any(path not in digests for path in paths):
+        digests = dict(zip(paths, digest_files(paths, hash_file), strict=True))
     files = []
-    digests = digest_files(paths, hash_file)
-    for entry, path, (sha256, md5) in zip(entries, paths, digests, strict=True):
+    for (entry, path), (sha256, md5) in zip(listed, map(digests.__getitem__, paths), strict=True):
         if "md5" in entry and md5 != entry["md5"]:
             raise CorpusError(
                 f"{path}: MD5 {md5} differs from {SHARDS_MANIFEST}'s {entry['md5']}: the file "
@@ -224,9 +251,12 @@ def checked_out(root: Path, release: dict[str, Any]) -> Path:
     return folder
 
 
-def export_croissant(root: Path, name: str, out: Path | None = None) -> Path:
+def export_croissant(
+    root: Path, name: str, out: Path | None = None, digests: Digests | None = None
+) -> Path:
     """Write release ``name``'s Croissant 1.1 JSON-LD (default :func:`default_path`); return
-    where it was written.
+    where it was written. ``digests``: the files' hashes when already made
+    (:func:`release_digests`), else they are hashed here.
 
     Raises:
         CorpusError: unknown release, a release not checked out in ``data/``, a published file
@@ -236,7 +266,7 @@ def export_croissant(root: Path, name: str, out: Path | None = None) -> Path:
     release, out = release_output(root, name, out, CROISSANT_FILE)
     folder = checked_out(root, release)
     manifest = json.loads((folder / SHARDS_MANIFEST).read_text(encoding="utf-8"))
-    files = published_files(folder, manifest, out.parent)
+    files = published_files(folder, manifest, out.parent, digests)
     shards = [folder / f.path for f in files if media_type(f.path) == PARQUET_TYPE]
     card = card_facts(root, release["snapshots"][TRAINING_MIX])
     facts = ReleaseFacts(

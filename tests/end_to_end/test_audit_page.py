@@ -290,3 +290,31 @@ def test_an_unknown_release_or_an_output_in_data_is_refused(audited, capsys) -> 
     inside = root / "data" / "audit.html"
     assert corpus(["audit", "audit1", "--root", str(root), "--out", str(inside)]) == 2
     assert not inside.exists()
+
+
+def test_show_in_dagster_hashes_each_file_once(audited, monkeypatch) -> None:
+    """The Croissant file and the audit page written at the end of a build share one hashing
+    of the release's files, and both carry those files' SHA-256."""
+    import dagster as dg
+
+    from corpus_platform import export
+    from corpus_platform.audit_report import show_in_dagster
+
+    root, release, _ = audited
+    hashed: list[Path] = []
+
+    def counted(path: Path) -> tuple[str, str]:
+        hashed.append(path)
+        return real(path)
+
+    real = export.hash_file
+    monkeypatch.setattr(export, "hash_file", counted)
+    with dg.DagsterInstance.ephemeral() as instance:
+        page = show_in_dagster(root, release["name"], instance)
+    assert hashed and sorted(hashed) == sorted(set(hashed))  # every file once
+    croissant = json.loads(export.default_path(root, release["name"]).read_text("utf-8"))
+    shas = {d["sha256"] for d in croissant["distribution"] if "sha256" in d}
+    html = page.read_text("utf-8")
+    for path in hashed:
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert sha in shas and sha in html, path.name
