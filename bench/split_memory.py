@@ -14,7 +14,10 @@ on the published stage); ``shards``
 the engine's workers doing the per-shard work); ``review`` and ``review_here`` (the dedup step's
 largest-clusters table: the starts of the texts of the first row of every shard of
 ``filtered_documents``, read by the engine's tasks, or in this process as the step did before
-2026-11-27). Build PROJECT first
+2026-11-27); ``neighbours`` and ``neighbours_here`` (the split step's links for the held-out
+rows its search found with a train neighbour, ``neighbour_links``: the entity and text of a
+validation and a train row of every shard, read by the engine's tasks, or in this process as
+the step did before 2026-11-28). Build PROJECT first
 (``run_benchmarks.py --keep``) and run it at two corpus sizes to see which phase grows with the
 corpus; ``check_memory.py`` measures the checks whole.
 """
@@ -37,6 +40,8 @@ PHASES = (
     "shards",
     "review",
     "review_here",
+    "neighbours",
+    "neighbours_here",
 )
 
 
@@ -70,6 +75,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
     from corpus_platform.defs.resources import CorpusProject
     from corpus_platform.defs.splitting.append_checks import too_short_to_leak
     from corpus_platform.defs.splitting.assets import component_plan
+    from corpus_platform.defs.splitting.neighbour_search import neighbour_links
     from corpus_platform.engine import LocalEngine, shutdown_pools
     from corpus_platform.kernels.dedup import DedupParams
     from corpus_platform.kernels.sharding.shards import build_shards
@@ -110,6 +116,16 @@ def run_phase(root: str, phase: str, results: Any) -> None:
         elif phase in ("review", "review_here"):
             here = LocalEngine(1)  # runs its tasks in this process
             snippets_of(firsts, filtered, config.num_shards, engine if phase == "review" else here)
+        elif phase in ("neighbours", "neighbours_here"):
+            split, n = corpus.stage_dir(SPLIT_DOCUMENTS), config.num_shards
+            pairs = [
+                (read_shard(split / "validation", s, ["doc_id"])["doc_id"][0].as_py(),
+                 read_shard(split / "train", s, ["doc_id"])["doc_id"][0].as_py())
+                for s in range(n)
+            ]  # fmt: skip
+            here = LocalEngine(1)
+            params = DedupParams.from_config(config)
+            neighbour_links(split, n, pairs, params, engine if phase == "neighbours" else here)
         elif phase == "too_short":
             too_short_to_leak(corpus, (upstream / SIMILAR_PAIRS,), scratch)
         elif phase == "kept_pairs":

@@ -344,7 +344,7 @@ def link_missed_neighbours(
         if not search.report.pairs:
             break
         found += search.report.pairs
-        pairs = neighbour_links(candidate, config.num_shards, found, search.params)
+        pairs = neighbour_links(candidate, config.num_shards, found, search.params, engine)
         linked = component_plan(upstream, config, scratch, engine, pairs)
         counts = place_rows(corpus, config, engine, upstream, scratch, linked, build)
     if not found:

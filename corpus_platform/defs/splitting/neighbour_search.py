@@ -15,14 +15,16 @@ together.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from corpus_platform.base.hashing import ids_by_shard
 from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, SPLITS
-from corpus_platform.base.shards import count_rows, iter_shards
+from corpus_platform.base.shards import count_rows, rows_with_ids
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.dedup.verify import SCORED_SCHEMA, sorted_jaccard
@@ -92,18 +94,35 @@ def search_held_out_neighbours(corpus: CorpusProject, candidate: Path) -> Neighb
     return _LAST[key]
 
 
+def shard_rows(
+    shard: int, wanted: dict[int, set[str]], candidate: Path
+) -> dict[str, tuple[str | None, str | None]]:
+    """The entity and text of shard ``shard``'s rows in ``wanted``, from every split of
+    ``candidate`` (an engine task: a shard's text column is read a row group at a time, which
+    a worker holds, not the Dagster process)."""
+    found: dict[str, tuple[str | None, str | None]] = {}
+    for name in SPLITS:
+        table = rows_with_ids(candidate / name, shard, wanted[shard], ["doc_id", "entity", "text"])
+        ids, entities, texts = (table.column(c).to_pylist() for c in ("doc_id", "entity", "text"))
+        found.update(zip(ids, zip(entities, texts, strict=True), strict=True))
+    return found
+
+
 def neighbour_links(
-    candidate: Path, num_shards: int, pairs: list[tuple[str, str]], params: DedupParams
+    candidate: Path,
+    num_shards: int,
+    pairs: list[tuple[str, str]],
+    params: DedupParams,
+    engine: Engine,
 ) -> pa.Table:
     """The pairs (held-out row, train row) as similar pairs the split links: their rows'
-    entities from ``candidate`` and their exact Jaccard, sorted."""
-    wanted = pa.array(sorted({d for pair in pairs for d in pair}), pa.string())
-    entity, text = {}, {}
-    for name in SPLITS:
-        for _, table in iter_shards(candidate / name, num_shards, ["doc_id", "entity", "text"]):
-            table = table.filter(pc.is_in(table.column("doc_id"), wanted))
-            for row in table.to_pylist():
-                entity[row["doc_id"]], text[row["doc_id"]] = row["entity"], row["text"]
+    entities from ``candidate`` (read by ``engine``'s tasks, a shard each) and their exact
+    Jaccard, sorted."""
+    wanted = dict(ids_by_shard({d for pair in pairs for d in pair}, num_shards))
+    task = partial(shard_rows, wanted=wanted, candidate=candidate)
+    rows = {d: row for found in engine.map_shards(task, sorted(wanted)) for d, row in found.items()}
+    entity = {d: e for d, (e, _) in rows.items()}
+    text = {d: t for d, (_, t) in rows.items()}
     ordered = sorted((min(a, b), max(a, b)) for a, b in pairs)
     similarity = []
     for a, b in ordered:
