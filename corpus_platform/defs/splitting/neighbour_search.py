@@ -121,21 +121,19 @@ def neighbour_links(
     wanted = dict(ids_by_shard({d for pair in pairs for d in pair}, num_shards))
     task = partial(shard_rows, wanted=wanted, candidate=candidate)
     rows = {d: row for found in engine.map_shards(task, sorted(wanted)) for d, row in found.items()}
-    entity = {d: e for d, (e, _) in rows.items()}
-    text = {d: t for d, (_, t) in rows.items()}
     ordered = sorted((min(a, b), max(a, b)) for a, b in pairs)
     similarity = []
     for a, b in ordered:
         sets = shingle_sets(
-            [text[a] or "", text[b] or ""], params.shingle_size, params.normalization
+            [rows[a][1] or "", rows[b][1] or ""], params.shingle_size, params.normalization
         )
         similarity.append(sorted_jaccard(sets.row(0), sets.row(1)))
     return pa.table(
         {
             "doc_a": [a for a, _ in ordered],
             "doc_b": [b for _, b in ordered],
-            "entity_a": [entity[a] for a, _ in ordered],
-            "entity_b": [entity[b] for _, b in ordered],
+            "entity_a": [rows[a][0] for a, _ in ordered],
+            "entity_b": [rows[b][0] for _, b in ordered],
             "similarity": similarity,
         },
         schema=SCORED_SCHEMA,
