@@ -26,6 +26,8 @@ from pathlib import Path
 
 from run_benchmarks import machine, write_project, write_section
 
+from corpus_platform.base import word_hashes
+
 RATE = 20  # samples a second
 BUILD = (
     "import sys; from pathlib import Path; import dagster as dg;"
@@ -139,6 +141,7 @@ def main() -> int:
         "--samples", type=Path, default=None, help="also keep py-spy's raw samples at this path"
     )
     args = parser.parse_args()
+    word_hashes.warm()  # numba's kernel compiled (first run of a checkout) before any timing
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         project = Path(scratch) / f"project-{args.docs}"
         written, _ = write_project(

@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from webcorpus import WebCorpus, closure
 
+from corpus_platform.base import word_hashes
 from corpus_platform.base.hashing import content_hash, shard_of
 from corpus_platform.base.shards import PARQUET_OPTIONS, part_path
 from corpus_platform.config import load_config
@@ -355,6 +356,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=REPO / ".bench" / "dedup")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
+    word_hashes.warm()  # numba's kernel compiled (first run of a checkout) before any timing
     unknown = [p for p in filter(None, args.peers.split(",")) if p not in PEERS]
     if unknown:
         parser.error(f"unknown peers {unknown}; choose from {', '.join(PEERS)}")

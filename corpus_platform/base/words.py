@@ -38,7 +38,7 @@ _WIDE_SPACE_BYTES = {
 _FIRST_WIDE_LEAD = np.uint8(0xC2)  # the lowest lead byte among them
 
 
-def _ascii_spaced(texts: pa.Array) -> pa.Array:
+def ascii_spaced(texts: pa.Array) -> pa.Array:
     """``texts`` (string or large_string, no chunks) with every whitespace character that
     Arrow's ASCII kernel does not split at overwritten by as many spaces as it has bytes: the
     same words, for ``str.split()``, and a split by the ASCII kernel finds them exactly. A
@@ -79,7 +79,7 @@ def split_whitespace(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     """Each text's words, split where ``str.split()`` splits, as an Arrow list array, by
     Arrow's ASCII kernel (twice as fast as its UTF-8 kernel, which one text above ASCII in a
     batch used to call for) on the texts with every other whitespace character overwritten by
-    spaces (:func:`_ascii_spaced`).
+    spaces (:func:`ascii_spaced`).
 
     The kernel keeps empty strings where a text begins or ends with whitespace (an empty text
     is one empty string): callers drop them (:class:`Words`) or pass texts that are words
@@ -88,7 +88,7 @@ def split_whitespace(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
         texts = texts.combine_chunks()
     if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
         return pc.utf8_split_whitespace(texts)
-    return pc.ascii_split_whitespace(_ascii_spaced(texts))
+    return pc.ascii_split_whitespace(ascii_spaced(texts))
 
 
 def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
@@ -117,7 +117,7 @@ def word_counts(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
     Counted on the UTF-8 bytes without making a Python string, a batch of about
     :data:`COUNT_BATCH_BYTES` at a time: a word begins at a byte that is not whitespace where the
     text begins or whitespace precedes it, once every whitespace character above ASCII has been
-    overwritten with spaces (:func:`_ascii_spaced`; a word's other bytes above ASCII are not
+    overwritten with spaces (:func:`ascii_spaced`; a word's other bytes above ASCII are not
     whitespace)."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
@@ -136,7 +136,7 @@ def word_counts(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def _batch_word_counts(texts: pa.Array) -> np.ndarray:
-    texts = _ascii_spaced(texts)
+    texts = ascii_spaced(texts)
     width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
     offsets = np.frombuffer(texts.buffers()[1], width)[texts.offset : texts.offset + len(texts) + 1]
     offsets = offsets.astype(np.int64)

@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-import pyarrow as pa
-import xxhash
 from datasketch import MinHash
 
 from corpus_platform.base.arrays import MIX_2, avalanche64, distinct
 from corpus_platform.base.hashing import TextNormalization
-from corpus_platform.base.words import Words
+from corpus_platform.base.word_hashes import word_hashes
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
 FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
@@ -65,15 +63,10 @@ def fmix32(x: np.ndarray) -> np.ndarray:
 
 
 def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every word's 64-bit hash, all (normalized) texts concatenated, and each text's word count.
-
-    Texts are split by Arrow (where ``str.split()`` splits) and the words dictionary-encoded, so
-    each distinct word of the batch is hashed once.
-    """
-    words = Words.of(pa.array(normalized, pa.large_string()))
-    distinct = words.dictionary.cast(pa.large_binary()).to_pylist()
-    hashes = np.fromiter(map(xxhash.xxh3_64_intdigest, distinct), np.uint64, len(distinct))
-    return hashes[words.codes], words.counts
+    """Every word's 64-bit hash (xxh3 of its UTF-8 bytes, words where ``str.split()`` splits),
+    all (normalized) texts concatenated, and each text's word count: one compiled pass
+    (:func:`corpus_platform.base.word_hashes.word_hashes`)."""
+    return word_hashes(normalized)
 
 
 def _polynomial(words: np.ndarray, width: int) -> np.ndarray:

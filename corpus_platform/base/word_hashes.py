@@ -1,0 +1,60 @@
+"""Every whitespace word's xxh3-64 hash, for a whole batch of texts in one compiled pass.
+
+Word n-gram shingles (the dedup stage's MinHash and exact Jaccard, the split's neighbour search
+and recall check, the evaluation sets' n-grams) are built from 64-bit word hashes:
+``xxhash.xxh3_64_intdigest`` of each word's UTF-8 bytes, words where ``str.split()`` splits.
+They used to get there by Arrow's split, a dictionary encoding of the batch's words and one
+Python call per distinct word, bookkeeping for words that are only hashed. Here a kernel
+compiled by numba (:mod:`corpus_platform.base.xxh3_words`) walks the batch's bytes once, finds
+each word and hashes it where it lies with XXH3's own arithmetic; a word longer than
+``xxh3_words.LONGEST`` bytes (rare) is hashed by the xxhash library afterwards. The hashes are
+the library's bit for bit (``tests/base/test_word_hashes.py``: every length class, generated
+and real text), so nothing built from them changes.
+
+Whitespace is ``str.split()``'s: the bytes first go through
+:func:`corpus_platform.base.words.ascii_spaced` (whitespace above ASCII and the four separators
+overwritten with spaces), after which a byte is whitespace exactly when it is ASCII whitespace
+to ``str.split()``.
+
+numba is imported on the first call, not with this module: processes that never hash words
+(the Dagster process, the CLI) do not pay for it. The compiled kernel is cached on disk beside
+its module, so a worker process loads it instead of compiling it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import xxhash
+
+from corpus_platform.base.words import ascii_spaced
+
+
+def word_hashes(texts: Sequence[str | None] | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The xxh3-64 hash of every whitespace word of ``texts``, texts end to end (uint64), and
+    each text's number of words (int64; 0 for a null or an empty text)."""
+    if not isinstance(texts, pa.Array):
+        texts = pa.array(texts, pa.large_string())
+    elif not pa.types.is_large_string(texts.type):
+        texts = texts.cast(pa.large_string())
+    texts = ascii_spaced(texts)
+    offsets = np.frombuffer(texts.buffers()[1], np.int64)
+    offsets = offsets[texts.offset : texts.offset + len(texts) + 1]
+    data = texts.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    valid = ~texts.is_null().to_numpy(zero_copy_only=False)
+    from corpus_platform.base.xxh3_words import hash_words  # numba: on first use only
+
+    hashes, counts, longs = hash_words(raw, offsets, valid)
+    for at, start, end in longs.tolist():  # words longer than LONGEST bytes: rare
+        hashes[at] = xxhash.xxh3_64_intdigest(raw[start:end].tobytes())
+    return hashes, counts
+
+
+def warm() -> None:
+    """Compile the kernel into numba's on-disk cache now, or load it from there: ``make
+    install`` calls this once, so that no build's worker processes each compile it (several
+    seconds) on first use; the benchmarks call it before they time anything."""
+    word_hashes(["warm"])

@@ -1,0 +1,79 @@
+"""The compiled word hasher gives the xxhash library's xxh3-64 of every ``str.split()`` word."""
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import xxhash
+
+from corpus_platform.base.hashing import DEFAULT_NORMALIZATION
+from corpus_platform.base.word_hashes import word_hashes
+from corpus_platform.base.xxh3_words import LONGEST
+from tests.realtext import real_texts
+
+
+def _expected(texts: list[str | None]) -> tuple[list[int], list[int]]:
+    words = [t.split() if t is not None else [] for t in texts]
+    hashes = [xxhash.xxh3_64_intdigest(w.encode()) for ws in words for w in ws]
+    return hashes, [len(ws) for ws in words]
+
+
+def _check(texts: list[str | None] | pa.Array, plain: list[str | None] | None = None) -> None:
+    hashes, counts = word_hashes(texts)
+    expected_hashes, expected_counts = _expected(plain if plain is not None else texts)
+    assert hashes.dtype == np.uint64 and counts.dtype == np.int64
+    assert counts.tolist() == expected_counts
+    assert hashes.tolist() == expected_hashes
+
+
+def test_every_word_length_through_and_past_the_compiled_paths() -> None:
+    """Words of 1 to 300 bytes cross every XXH3 length class (1-3, 4-8, 9-16, 17-128 in its
+    four steps) and the library fallback above LONGEST, in ASCII and in 2-, 3- and 4-byte
+    UTF-8."""
+    rng = random.Random(5)
+    alphabets = ["abcxyz019_-.", "ab\u00e9\u00df", "a\u6f22\u5b57", "a\U0001f600"]
+    texts = []
+    for alphabet in alphabets:
+        for length in range(1, 301):
+            word = (
+                "".join(rng.choices(alphabet, k=length)).encode()[:length].decode(errors="ignore")
+            )
+            texts.append(f"{word} x {word}{word}")
+    assert max(len(w.encode()) for t in texts for w in t.split()) > 2 * LONGEST
+    _check(texts)
+
+
+def test_random_bytes_hash_as_the_library_does() -> None:
+    rng = random.Random(7)
+    texts = [
+        " ".join(
+            "".join(chr(rng.randrange(33, 0x2FF)) for _ in range(rng.randint(1, 40)))
+            for _ in range(rng.randint(0, 30))
+        )
+        for _ in range(3000)
+    ]
+    _check(texts)
+
+
+def test_whitespace_is_str_split_s_and_nulls_have_no_words() -> None:
+    texts = ["a\x1cb", "c\x1fd e", "x\u00a0y", "z\u2003w", "caf\u00e9 ok", None, ""]
+    texts += ["\u3000lead", "trail\u2029", "\u0085", "  two  spaces  ", "\t\n\x0b\x0c\r"]
+    _check(texts)
+    assert word_hashes([None, "", "   "])[1].tolist() == [0, 0, 0]
+    assert len(word_hashes([])[0]) == 0
+
+
+def test_arrow_input_sliced_and_of_either_string_type() -> None:
+    texts = [f"row {i} has words {'w' * (i % 40)}" for i in range(500)] + [None]
+    for kind in (pa.string(), pa.large_string()):
+        array = pa.array(texts, kind)
+        _check(array, texts)
+        _check(array.slice(123, 200), texts[123:323])
+
+
+def test_real_debian_text_raw_and_normalized() -> None:
+    """Copyright files (license boilerplate), changelogs (some not UTF-8 on disk) and manual
+    pages, as they are and as the dedup normalization leaves them."""
+    texts = real_texts(600)
+    _check(texts)
+    _check([DEFAULT_NORMALIZATION.apply(t) for t in texts])
