@@ -51,10 +51,3 @@ def word_hashes(texts: Sequence[str | None] | pa.Array) -> tuple[np.ndarray, np.
     for at, start, end in longs.tolist():  # words longer than LONGEST bytes: rare
         hashes[at] = xxhash.xxh3_64_intdigest(raw[start:end].tobytes())
     return hashes, counts
-
-
-def warm() -> None:
-    """Compile the kernel into numba's on-disk cache now, or load it from there: ``make
-    install`` calls this once, so that no build's worker processes each compile it (several
-    seconds) on first use; the benchmarks call it before they time anything."""
-    word_hashes(["warm"])

@@ -1,12 +1,13 @@
-"""Word n-gram shingles, MinHash signatures and LSH band keys for a batch of texts, in numpy.
+"""Word n-gram shingles, MinHash signatures and LSH band keys for a batch of texts.
 
 The arithmetic is datasketch's: the signature of a row equals
 ``datasketch.MinHash(num_perm, seed)`` (its default ``affine32`` scheme: a MurmurHash3
 finalizer, then ``a * h + b`` modulo 2^32 with datasketch's own permutations) updated with the
 row's 32-bit shingle hashes; ``tests/kernels/dedup/test_minhash.py`` checks it against
 datasketch.
-What changes is the loop: the whole batch is hashed in a few array operations instead of a
-Python call per shingle and per document, which is where datasketch spends its time.
+What changes is the loop: a whole batch is hashed by compiled code (:mod:`.compiled`, numba)
+instead of a Python call per shingle and per document, which is where datasketch spends its
+time; band keys are a few numpy operations.
 
 A shingle is the hash of ``size`` consecutive normalized words, built from 64-bit word hashes
 (xxh3) by a polynomial over 2^64 and a final avalanche; texts of fewer words than ``size`` give
@@ -28,11 +29,6 @@ from corpus_platform.base.word_hashes import word_hashes
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
 FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
-# Shingles per MinHash chunk: the (num_perm x shingles) uint32 matrix of a chunk (4 MiB at 128
-# permutations) stays in the CPU's cache between its multiply, add and reduce; at 1 << 16 (32 MiB)
-# each pass went to memory: 87 us a 7.6 KB document against 37 us (5,000 bench/webcorpus.py
-# documents, 2026-11-24).
-CHUNK_VALUES = 1 << 13
 
 
 @dataclass(frozen=True)
@@ -51,15 +47,6 @@ class ShingleSets:
     def row(self, i: int) -> np.ndarray:
         """The shingle hashes of row ``i``."""
         return self.values[self.offsets[i] : self.offsets[i + 1]]
-
-
-def fmix32(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finalizer, as datasketch applies it before its permutations."""
-    x = x ^ (x >> np.uint32(16))
-    x = x * FMIX32[0]
-    x = x ^ (x >> np.uint32(13))
-    x = x * FMIX32[1]
-    return x ^ (x >> np.uint32(16))
 
 
 def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -124,22 +111,11 @@ def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarray:
     """One MinHash signature (``num_perm`` uint32) per row, from the low 32 bits of its
-    shingle hashes; rows are processed in chunks of about ``CHUNK_VALUES`` shingles, each as a
-    (permutation x shingle) matrix reduced along its contiguous rows."""
+    shingle hashes, row by row in compiled code (:func:`.compiled.signatures`)."""
+    from corpus_platform.kernels.dedup import compiled  # numba: on first use only
+
     a, b = permutations(num_perm, seed)
-    a, b = a[:, None], b[:, None]
-    hv = fmix32((sets.values & np.uint64(0xFFFFFFFF)).astype(np.uint32))
-    out = np.empty((len(sets), num_perm), dtype=np.uint32)
-    row = 0
-    while row < len(sets):
-        stop = int(np.searchsorted(sets.offsets, sets.offsets[row] + CHUNK_VALUES, side="right"))
-        stop = min(max(stop - 1, row + 1), len(sets))
-        lo, hi = sets.offsets[row], sets.offsets[stop]
-        permuted = np.multiply(a, hv[None, lo:hi])
-        np.add(permuted, b, out=permuted)
-        out[row:stop] = np.minimum.reduceat(permuted, sets.offsets[row:stop] - lo, axis=1).T
-        row = stop
-    return out
+    return compiled.signatures(sets.values, sets.offsets, a, b)
 
 
 def band_keys(signature_rows: np.ndarray, bands: int, rows: int) -> np.ndarray:
@@ -151,3 +127,11 @@ def band_keys(signature_rows: np.ndarray, bands: int, rows: int) -> np.ndarray:
         for j in range(rows):
             keys = keys * NGRAM_BASE + sliced[:, :, j].astype(np.uint64)
         return avalanche64(keys + np.arange(1, bands + 1, dtype=np.uint64) * MIX_2)
+
+
+def warm() -> None:
+    """Compile the numba kernels behind shingles and signatures (the word hasher,
+    :func:`.compiled.signatures`) into numba's on-disk cache now, or load them from there:
+    ``make install`` calls this once, so that no build's worker processes each compile them
+    (several seconds) on first use; the benchmarks call it before they time anything."""
+    signatures(normalized_shingle_sets(["warm up the compiled kernels"], 5), 8, 0)

@@ -3,12 +3,13 @@
 import random
 
 import numpy as np
-import pytest
+import xxhash
 from datasketch import MinHash
 
 from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.kernels.dedup import minhash
 from corpus_platform.kernels.dedup.minhash import band_keys, shingle_sets, signatures
+from tests.realtext import real_texts
 
 NORM = TextNormalization()
 
@@ -54,11 +55,44 @@ def test_signatures_equal_datasketch_minhash() -> None:
         assert np.array_equal(ours[i], reference.hashvalues), i
 
 
-def test_signatures_do_not_depend_on_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
-    sets = shingle_sets(texts(50), 5, NORM)
-    whole = signatures(sets, 64, 1)
-    monkeypatch.setattr(minhash, "CHUNK_VALUES", 7)
-    assert np.array_equal(signatures(sets, 64, 1), whole)
+def _reference_shingles(text: str, size: int) -> list[int]:
+    """A text's shingle hashes by their definition, in Python integers: xxh3 of each normalized
+    word, a polynomial over 2^64 (base NGRAM_BASE) of ``size`` of them (all of them when there
+    are fewer) plus the number of words in it, MurmurHash3's 64-bit finalizer; sorted, distinct."""
+    mask, base = 2**64 - 1, int(minhash.NGRAM_BASE)
+
+    def avalanche(x: int) -> int:
+        x ^= x >> 33
+        x = x * 0xFF51AFD7ED558CCD & mask
+        x ^= x >> 33
+        x = x * 0xC4CEB9FE1A85EC53 & mask
+        return x ^ x >> 33
+
+    def gram(hashes: list[int]) -> int:
+        value = 0
+        for h in hashes:
+            value = (value * base + h) & mask
+        return avalanche((value + len(hashes)) & mask)
+
+    words = [xxhash.xxh3_64_intdigest(w.encode()) for w in NORM.apply(text).split()]
+    if len(words) < size:
+        return [gram(words)]
+    return sorted({gram(words[i : i + size]) for i in range(len(words) - size + 1)})
+
+
+def test_shingle_hashes_are_their_definition_on_generated_and_debian_text() -> None:
+    """The values every published sketch and exact-Jaccard check rests on: a change of them
+    would make earlier builds' sketches incomparable with an append's."""
+    batch = [*texts(80), "", "one", "two words", "caf\u00e9 na\u00efve \u00fcber stra\u00dfe x"]
+    batch += real_texts(60)
+    sets = shingle_sets(batch, 5, NORM)
+    for i, text in enumerate(batch):
+        assert sets.row(i).tolist() == _reference_shingles(text, 5), i
+
+
+def test_a_row_without_shingles_has_datasketch_s_empty_signature() -> None:
+    sets = minhash.ShingleSets(np.zeros(0, np.uint64), np.zeros(2, np.int64))
+    assert np.array_equal(signatures(sets, 64, 1)[0], MinHash(num_perm=64, seed=1).hashvalues)
 
 
 def test_band_keys_depend_on_the_slice_and_the_band() -> None:
