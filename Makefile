@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	$(BIN)/python -c 'from corpus_platform.kernels.dedup import minhash; minhash.warm()'  # numba's cache
+	$(BIN)/python -m corpus_platform.kernel_cache  # compiles the numba kernels into their cache
 	touch $@
 
 install: $(VENV)/.installed

@@ -69,11 +69,11 @@ from dedup_benchmark import scores
 from run_benchmarks import TRAINING_SHARD_BYTES, machine, shards_for, write_eval_set
 from webcorpus import SHINGLE, CorpusSpec, GroundTruth, WebCorpus, jaccard, shingle_set, vocabulary
 
+from corpus_platform import kernel_cache
 from corpus_platform.base.checks import CheckStatus
 from corpus_platform.base.names import STAGES
 from corpus_platform.base.shards import read_shard
 from corpus_platform.engine import shutdown_pools
-from corpus_platform.kernels.dedup import minhash
 from corpus_platform.runner import run_build
 from corpus_platform.store.remotes import DEFAULT_REMOTE, SnapshotError, dvc_settings
 
@@ -803,7 +803,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     parser.add_argument("--keep", action="store_true", help="keep the projects")
     args = parser.parse_args()
-    minhash.warm()  # numba's kernels compiled (first run of a checkout) before any timing
+    kernel_cache.warm()  # numba's kernels compiled (first run of a checkout) before any timing
     shutil.rmtree(args.work, ignore_errors=True)
     start = time.perf_counter()
     crawl = write_crawl(args.work / "raw", args.docs, args.append, args.files, args.seed)

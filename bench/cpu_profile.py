@@ -26,7 +26,7 @@ from pathlib import Path
 
 from run_benchmarks import machine, write_project, write_section
 
-from corpus_platform.kernels.dedup import minhash
+from corpus_platform import kernel_cache
 
 RATE = 20  # samples a second
 BUILD = (
@@ -141,7 +141,7 @@ def main() -> int:
         "--samples", type=Path, default=None, help="also keep py-spy's raw samples at this path"
     )
     args = parser.parse_args()
-    minhash.warm()  # numba's kernels compiled (first run of a checkout) before any timing
+    kernel_cache.warm()  # numba's kernels compiled (first run of a checkout) before any timing
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         project = Path(scratch) / f"project-{args.docs}"
         written, _ = write_project(

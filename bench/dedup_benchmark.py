@@ -45,11 +45,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from webcorpus import WebCorpus, closure
 
+from corpus_platform import kernel_cache
 from corpus_platform.base.hashing import content_hash, shard_of
 from corpus_platform.base.shards import PARQUET_OPTIONS, part_path
 from corpus_platform.config import load_config
 from corpus_platform.engine import LocalEngine, shutdown_pools
-from corpus_platform.kernels.dedup import DedupParams, cluster_to_disk, minhash, signature_shard
+from corpus_platform.kernels.dedup import DedupParams, cluster_to_disk, signature_shard
 
 REPO = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- dedup:begin -->", "<!-- dedup:end -->"
@@ -355,7 +356,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=REPO / ".bench" / "dedup")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
-    minhash.warm()  # numba's kernels compiled (first run of a checkout) before any timing
+    kernel_cache.warm()  # numba's kernels compiled (first run of a checkout) before any timing
     unknown = [p for p in filter(None, args.peers.split(",")) if p not in PEERS]
     if unknown:
         parser.error(f"unknown peers {unknown}; choose from {', '.join(PEERS)}")

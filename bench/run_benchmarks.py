@@ -47,10 +47,10 @@ import dagster as dg
 import yaml
 from webcorpus import CorpusFiles, WebCorpus, words_of, write_corpus
 
+from corpus_platform import kernel_cache
 from corpus_platform.base.names import STAGES
 from corpus_platform.config import parse_config
 from corpus_platform.engine import shutdown_pools
-from corpus_platform.kernels.dedup import minhash
 from corpus_platform.kernels.filtering import langid
 from corpus_platform.kernels.filtering.filters import judge_texts
 from corpus_platform.runner import run_build
@@ -562,7 +562,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=REPO / ".bench")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
-    minhash.warm()  # numba's kernels compiled (first run of a checkout) before any timing
+    kernel_cache.warm()  # numba's kernels compiled (first run of a checkout) before any timing
     sizes = [int(n) for n in args.docs.split(",") if n.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     config_path = REPO / "corpus.yaml"

@@ -7,7 +7,7 @@ import pyarrow as pa
 import xxhash
 
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION
-from corpus_platform.base.word_hashes import word_hashes
+from corpus_platform.base.word_hashes import HashSet, word_hashes
 from corpus_platform.base.xxh3_words import LONGEST
 from tests.realtext import real_texts
 
@@ -77,3 +77,19 @@ def test_real_debian_text_raw_and_normalized() -> None:
     texts = real_texts(600)
     _check(texts)
     _check([DEFAULT_NORMALIZATION.apply(t) for t in texts])
+
+
+def test_hash_set_membership_is_python_set_membership() -> None:
+    """Random 64-bit values, 0, the largest value and values that share their first slot."""
+    rng = np.random.default_rng(3)
+    members = rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64, endpoint=True)
+    members = np.concatenate([members, np.array([0, 2**64 - 1], np.uint64)])
+    probes = np.concatenate([members[::3], rng.integers(0, 2**63, 20000, dtype=np.uint64)])
+    probes = np.concatenate([probes, np.array([1, 2**63], np.uint64)])
+    held = HashSet.of(members)
+    expected = set(members.tolist())
+    assert held.contains(probes).tolist() == [int(p) in expected for p in probes.tolist()]
+    without_zero = HashSet.of([*members[:10].tolist(), 7])
+    assert not without_zero.contains(np.zeros(1, np.uint64))[0]
+    assert without_zero.contains(np.array([7], np.uint64))[0]
+    assert not HashSet.of([]).contains(np.array([0, 5], np.uint64)).any()

@@ -127,11 +127,3 @@ def band_keys(signature_rows: np.ndarray, bands: int, rows: int) -> np.ndarray:
         for j in range(rows):
             keys = keys * NGRAM_BASE + sliced[:, :, j].astype(np.uint64)
         return avalanche64(keys + np.arange(1, bands + 1, dtype=np.uint64) * MIX_2)
-
-
-def warm() -> None:
-    """Compile the numba kernels behind shingles and signatures (the word hasher,
-    :func:`.compiled.signatures`) into numba's on-disk cache now, or load them from there:
-    ``make install`` calls this once, so that no build's worker processes each compile them
-    (several seconds) on first use; the benchmarks call it before they time anything."""
-    signatures(normalized_shingle_sets(["warm up the compiled kernels"], 5), 8, 0)

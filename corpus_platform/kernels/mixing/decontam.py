@@ -7,9 +7,10 @@ evaluation set. A training row is contaminated by a set when any of its n-grams 
 Texts shorter than n words contribute (and are tested as) one n-gram of their whole text.
 
 Training rows are tested without hashing every window: a window can only be in a set when each
-of its words occurs in some evaluation text, so only those windows (found with one Arrow
-membership test over a batch's distinct words) are hashed, and only their words. The result is
-the full test's (``tests/kernels/mixing/test_decontam.py`` compares them on random texts).
+of its words occurs in some evaluation text, so only those windows (found with one compiled
+membership test of the batch's word hashes in the evaluation words' hashes) are hashed. The
+result is the full test's (``tests/kernels/mixing/test_decontam.py`` compares them on random
+texts).
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import xxhash
 
 from corpus_platform.base.arrays import avalanche64
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
-from corpus_platform.base.words import Words
+from corpus_platform.base.word_hashes import HashSet, word_hashes
 from corpus_platform.kernels.dedup.minhash import NGRAM_BASE, normalized_shingle_sets
 from corpus_platform.kernels.ingest.readers import InputError, read_batches
 
@@ -127,7 +126,7 @@ def contaminating_sets_of(
     if not eval_ngrams.sets:
         return [[] for _ in texts]
     lookups = {name: np.fromiter(h, np.uint64, len(h)) for name, h in eval_ngrams.sets.items()}
-    vocabulary = pa.array(sorted(eval_ngrams.words), pa.large_string())
+    vocabulary = HashSet.of(xxhash.xxh3_64_intdigest(w.encode()) for w in eval_ngrams.words)
     found: list[list[str]] = []
     for start in range(0, len(texts), BATCH_TEXTS):
         batch = texts[start : start + BATCH_TEXTS]
@@ -141,52 +140,48 @@ def contaminating_sets_of(
 
 
 def candidate_ngrams(
-    normalized: list[str], n: int, vocabulary: pa.Array
+    normalized: list[str], n: int, vocabulary: HashSet
 ) -> tuple[np.ndarray, np.ndarray]:
     """The n-gram hashes (as :func:`ngram_sets` makes them) of the windows of ``normalized``
-    texts (or texts with the same whitespace words: ``TextNormalization.spaced``) whose words
-    are all in ``vocabulary``, and the text each belongs to. A text of fewer
-    than ``n`` words is one window of all its words; an empty text has none.
+    texts (or texts with the same whitespace words: ``TextNormalization.spaced``) whose words'
+    hashes are all in ``vocabulary`` (the evaluation words' xxh3 hashes), and the text each
+    belongs to. A text of fewer than ``n`` words is one window of all its words; an empty text
+    has none.
 
-    The batch's words are laid end to end; a window is taken where no unknown word and no
-    text's first word (other than its own first) lies inside it, both read off running counts.
+    The batch's word hashes are laid end to end (:func:`word_hashes`); a window is taken where no
+    unknown word and no text's first word (other than its own first) lies inside it, both read
+    off running counts. A word is known by its hash, as the window is then matched by its
+    hash: a window is taken whenever its hash could equal an evaluation n-gram's.
     """
-    words = Words.of(pa.array(normalized, pa.large_string()))  # no empty word at an edge
-    lengths, codes = words.counts, words.codes
-    known = pc.is_in(words.dictionary, value_set=vocabulary).to_numpy(zero_copy_only=False)
-    entries = np.flatnonzero(known)
-    entry_hashes = np.zeros(len(known), dtype=np.uint64)
-    chosen = words.dictionary.take(pa.array(entries)).cast(pa.large_binary()).to_pylist()
-    entry_hashes[entries] = np.fromiter(map(xxhash.xxh3_64_intdigest, chosen), np.uint64)
+    hashes, lengths = word_hashes(normalized)
+    known = vocabulary.contains(hashes)
     ends = np.cumsum(lengths)
     starts = ends - lengths
-    unknown = np.zeros(len(codes) + 1, dtype=np.int64)  # unknown words before each position
-    np.cumsum(~known[codes], out=unknown[1:])
-    is_start = np.zeros(len(codes) + 1, dtype=np.int64)
+    unknown = np.zeros(len(hashes) + 1, dtype=np.int64)  # unknown words before each position
+    np.cumsum(~known, out=unknown[1:])
+    is_start = np.zeros(len(hashes) + 1, dtype=np.int64)
     is_start[starts[lengths > 0]] = 1
     text_starts = np.cumsum(is_start)  # texts begun up to and including each position
-    last = max(len(codes) - n + 1, 0)  # windows start at 0 .. last - 1
+    last = max(len(hashes) - n + 1, 0)  # windows start at 0 .. last - 1
     whole = (unknown[n : n + last] == unknown[:last]) & (
         text_starts[n - 1 : n - 1 + last] == text_starts[:last]
     )
     windows = np.flatnonzero(whole)
-    values = [_window_hashes(entry_hashes, codes, windows, n)]
+    values = [_window_hashes(hashes, windows, n)]
     owners = [np.searchsorted(ends, windows, side="right")]
     short = np.flatnonzero((lengths < n) & (unknown[ends] == unknown[starts]) & (lengths > 0))
     for text in short.tolist():
-        values.append(_window_hashes(entry_hashes, codes, starts[text : text + 1], lengths[text]))
+        values.append(_window_hashes(hashes, starts[text : text + 1], lengths[text]))
         owners.append(np.array([text], dtype=np.int64))
     return np.concatenate(values), np.concatenate(owners)
 
 
-def _window_hashes(
-    word_hashes: np.ndarray, codes: np.ndarray, windows: np.ndarray, width: int
-) -> np.ndarray:
-    """The avalanched polynomial hash of the ``width`` words (``word_hashes[codes[i]]`` for
-    position ``i``) starting at each of ``windows``: the shingle hash of
+def _window_hashes(word_hashes: np.ndarray, windows: np.ndarray, width: int) -> np.ndarray:
+    """The avalanched polynomial hash of the ``width`` words (``word_hashes[i]`` for position
+    ``i``) starting at each of ``windows``: the shingle hash of
     :func:`corpus_platform.kernels.dedup.minhash.normalized_shingle_sets`."""
     with np.errstate(over="ignore"):
-        grams = word_hashes[codes[windows]]
+        grams = word_hashes[windows]
         for k in range(1, int(width)):
-            grams = grams * NGRAM_BASE + word_hashes[codes[windows + k]]
+            grams = grams * NGRAM_BASE + word_hashes[windows + k]
         return avalanche64(grams + np.uint64(width))

@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.arrays import distinct
 from corpus_platform.base.generations import generation_path, read_generations
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
@@ -118,11 +117,12 @@ def token_statistics(texts: pa.Array) -> tuple[np.ndarray, pa.Array, np.ndarray]
     """Each text's whitespace word count, the batch's distinct lower-cased whitespace tokens
     and in how many texts each occurs (texts without nulls): Arrow splits where ``str.split()``
     does (leading and trailing empty strings dropped), tokens are dictionary-encoded, and
-    distinct (text, token) pairs are counted per token."""
+    the texts holding each token are counted in compiled code
+    (:func:`.compiled.document_frequencies`)."""
+    from corpus_platform.kernels.statistics import compiled  # numba: on first use only
+
     words = Words.of(lowered(texts))
-    vocabulary = max(len(words.dictionary), 1)
-    present = distinct(words.owners() * vocabulary + words.codes, runs=True)
-    frequency = np.bincount(present % vocabulary, minlength=len(words.dictionary))
+    frequency = compiled.document_frequencies(words.codes, words.counts, len(words.dictionary))
     return words.counts, words.dictionary, frequency
 
 

@@ -115,3 +115,20 @@ def test_text_statistics_follow_the_plain_definitions(tmp_path: Path, source: st
     assert chars.tolist() == expected_chars and words.tolist() == expected_words
     got = dict(zip(table.column("key").to_pylist(), table.column("count").to_pylist(), strict=True))
     assert got == dict(expected) and len(got) == table.num_rows
+
+
+def test_document_frequencies_count_each_text_once() -> None:
+    """The compiled count against counting distinct codes text by text in Python."""
+    from corpus_platform.kernels.statistics import compiled
+
+    rng = np.random.default_rng(9)
+    counts = rng.integers(0, 40, 300)
+    codes = rng.integers(0, 50, int(counts.sum()))
+    expected = np.zeros(60, np.int64)
+    start = 0
+    for count in counts.tolist():
+        for code in set(codes[start : start + count].tolist()):
+            expected[code] += 1
+        start += count
+    got = compiled.document_frequencies(codes, counts, 60)
+    assert got.tolist() == expected.tolist()

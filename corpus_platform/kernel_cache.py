@@ -1,0 +1,29 @@
+"""Every numba kernel of the project compiled into numba's on-disk cache, in one call.
+
+The compiled kernels (``base/xxh3_words.py``, ``base/hash_set_kernel.py``,
+``kernels/dedup/compiled.py``, ``kernels/statistics/compiled.py``) are compiled the first time a
+process calls them and kept in ``__pycache__`` beside their modules (``cache=True``); a later
+process loads the machine code. ``make install`` calls :func:`warm` once, so that no build's
+worker processes each compile them (seconds of CPU) on first use, and the benchmarks call it
+before they time anything. Safe to call again: it then only loads them.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+
+def warm() -> None:
+    """Compile (or load) every numba kernel by calling it on a tiny input."""
+    from corpus_platform.base.word_hashes import HashSet, word_hashes
+    from corpus_platform.kernels.dedup.minhash import normalized_shingle_sets, signatures
+    from corpus_platform.kernels.statistics.fit import token_statistics
+
+    hashes, _ = word_hashes(["warm up the compiled kernels"])
+    HashSet.of(hashes).contains(hashes)
+    signatures(normalized_shingle_sets(["warm up the compiled kernels"], 5), 8, 0)
+    token_statistics(pa.array(["Warm up"], pa.large_string()))
+
+
+if __name__ == "__main__":
+    warm()
