@@ -18,11 +18,13 @@ def warm() -> None:
     from corpus_platform.base.word_hashes import HashSet, word_hashes
     from corpus_platform.kernels.dedup.minhash import normalized_shingle_sets, signatures
     from corpus_platform.kernels.statistics.fit import token_statistics
+    from corpus_platform.kernels.statistics.recompute import token_document_counts
 
     hashes, _ = word_hashes(["warm up the compiled kernels"])
     HashSet.of(hashes).contains(hashes)
     signatures(normalized_shingle_sets(["warm up the compiled kernels"], 5), 8, 0)
     token_statistics(pa.array(["Warm up"], pa.large_string()))
+    token_document_counts(["Warm up"])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from corpus_platform.base.hashing import ids_by_shard
@@ -95,16 +96,18 @@ def search_held_out_neighbours(corpus: CorpusProject, candidate: Path) -> Neighb
 
 
 def shard_rows(
-    shard: int, wanted: dict[int, set[str]], candidate: Path
-) -> dict[str, tuple[str | None, str | None]]:
-    """The entity and text of shard ``shard``'s rows in ``wanted``, from every split of
-    ``candidate`` (an engine task: a shard's text column is read a row group at a time, which
-    a worker holds, not the Dagster process)."""
-    found: dict[str, tuple[str | None, str | None]] = {}
+    shard: int, wanted: dict[int, set[str]], candidate: Path, params: DedupParams
+) -> dict[str, tuple[str | None, np.ndarray]]:
+    """The entity and shingle set of shard ``shard``'s rows in ``wanted``, from every split of
+    ``candidate`` (an engine task: a shard's text column is read a row group at a time and
+    shingled where it is read, in a worker, not in the Dagster process)."""
+    found: dict[str, tuple[str | None, np.ndarray]] = {}
     for name in SPLITS:
         table = rows_with_ids(candidate / name, shard, wanted[shard], ["doc_id", "entity", "text"])
         ids, entities, texts = (table.column(c).to_pylist() for c in ("doc_id", "entity", "text"))
-        found.update(zip(ids, zip(entities, texts, strict=True), strict=True))
+        sets = shingle_sets([t or "" for t in texts], params.shingle_size, params.normalization)
+        for i, (doc_id, entity) in enumerate(zip(ids, entities, strict=True)):
+            found[doc_id] = (entity, sets.row(i))
     return found
 
 
@@ -116,18 +119,13 @@ def neighbour_links(
     engine: Engine,
 ) -> pa.Table:
     """The pairs (held-out row, train row) as similar pairs the split links: their rows'
-    entities from ``candidate`` (read by ``engine``'s tasks, a shard each) and their exact
-    Jaccard, sorted."""
+    entities and shingle sets from ``candidate`` (read and shingled by ``engine``'s tasks, a
+    shard each) and their exact Jaccard, sorted."""
     wanted = dict(ids_by_shard({d for pair in pairs for d in pair}, num_shards))
-    task = partial(shard_rows, wanted=wanted, candidate=candidate)
+    task = partial(shard_rows, wanted=wanted, candidate=candidate, params=params)
     rows = {d: row for found in engine.map_shards(task, sorted(wanted)) for d, row in found.items()}
     ordered = sorted((min(a, b), max(a, b)) for a, b in pairs)
-    similarity = []
-    for a, b in ordered:
-        sets = shingle_sets(
-            [rows[a][1] or "", rows[b][1] or ""], params.shingle_size, params.normalization
-        )
-        similarity.append(sorted_jaccard(sets.row(0), sets.row(1)))
+    similarity = [sorted_jaccard(rows[a][1], rows[b][1]) for a, b in ordered]
     return pa.table(
         {
             "doc_a": [a for a, _ in ordered],

@@ -48,6 +48,14 @@ class ShingleSets:
         """The shingle hashes of row ``i``."""
         return self.values[self.offsets[i] : self.offsets[i + 1]]
 
+    @classmethod
+    def of_rows(cls, rows: list[np.ndarray]) -> ShingleSets:
+        """The sets whose row ``i`` is ``rows[i]`` (each sorted and distinct already)."""
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(r) for r in rows])
+        values = np.concatenate(rows) if rows else np.empty(0, dtype=np.uint64)
+        return cls(values.astype(np.uint64, copy=False), offsets)
+
 
 def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Every word's 64-bit hash (xxh3 of its UTF-8 bytes, words where ``str.split()`` splits),
@@ -96,10 +104,7 @@ def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
             with np.errstate(over="ignore"):
                 short = _polynomial(words[start:end], count) if count else np.zeros(1, np.uint64)
                 rows.append(avalanche64(short[:1] + np.uint64(count)))
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(r) for r in rows])
-    values = np.concatenate(rows) if rows else np.empty(0, dtype=np.uint64)
-    return ShingleSets(values.astype(np.uint64, copy=False), offsets)
+    return ShingleSets.of_rows(rows)
 
 
 @cache

@@ -151,9 +151,10 @@ def draw_sample(
     generation: int | None = None,
 ) -> RecallSample:
     """The sample of :func:`build_sample` over every shard's :func:`shard_candidates`, drawn
-    without moving every shard's candidate texts: the shards send their ``size`` lowest
-    (hash, doc_id), and only the ``size`` chosen rows' texts are read back, so what this process
-    holds does not grow with the number of shards."""
+    without moving any text: the shards send their ``size`` lowest (hash, doc_id), and the
+    ``size`` chosen rows are shingled by tasks on the shards holding them
+    (:func:`shard_sample_sets`), so what this process holds does not grow with the number of
+    shards."""
     shards = range(num_shards)
     candidates = partial(
         shard_candidates, split_root=split_root, seed=seed, size=size, generation=generation
@@ -165,12 +166,33 @@ def draw_sample(
     wanted: dict[int, list[str]] = {}
     for _, doc_id, shard in chosen:
         wanted.setdefault(shard, []).append(doc_id)
-    texts: dict[str, str] = {}
-    for part in engine.map_shards(
-        partial(shard_texts, split_root=split_root, wanted=wanted), sorted(wanted)
-    ):
-        texts.update(part)
-    return build_sample([[(r, d, texts[d]) for r, d, _ in chosen]], size, ngram, normalization)
+    task = partial(
+        shard_sample_sets,
+        split_root=split_root,
+        wanted=wanted,
+        ngram=ngram,
+        normalization=normalization,
+    )
+    rows: dict[str, np.ndarray] = {}
+    for ids, sets in engine.map_shards(task, sorted(wanted)):
+        rows.update((doc_id, sets.row(i)) for i, doc_id in enumerate(ids))
+    ordered = [doc_id for _, doc_id, _ in chosen]
+    return RecallSample.of(tuple(ordered), ShingleSets.of_rows([rows[d] for d in ordered]))
+
+
+def shard_sample_sets(
+    shard: int,
+    split_root: Path,
+    wanted: dict[int, list[str]],
+    ngram: int,
+    normalization: TextNormalization,
+) -> tuple[list[str], ShingleSets]:
+    """The shingle sets of the held-out rows ``wanted[shard]`` of one shard, in that order: the
+    sample's rows are read and shingled where they lie, so the calling process holds their sets,
+    never their texts, and never loads the compiled shingle kernels. An engine task."""
+    texts = shard_texts(shard, split_root, wanted)
+    ids = [doc_id for doc_id in wanted.get(shard, []) if doc_id in texts]
+    return ids, shingle_sets([texts[d] for d in ids], ngram, normalization)
 
 
 def shard_recall_hits(

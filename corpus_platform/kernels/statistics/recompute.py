@@ -5,8 +5,9 @@ The fit merges per-shard Welford moments (Chan's formula). This audit takes anot
 train shard per task: a first pass sums every feature exactly (``math.fsum``) for the mean, a
 second sums the squared deviations from that mean for the standard deviation; minimum, maximum
 and histogram counts (on the fitted edges) are reduced per shard, and document frequencies are
-counted per shard and added in shard order. Time is linear in the train rows; memory holds one
-shard per worker plus the vocabulary of the document-frequency count.
+counted per shard (Python's lower, then a compiled walk with a token table of its own:
+:func:`token_document_counts`) and added in shard order. Time is linear in the train rows;
+memory holds one shard per worker plus the vocabulary of the document-frequency count.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from corpus_platform.base.shards import iter_batches, part_path, read_shard
+from corpus_platform.base.words import ascii_spaced
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.kernels.statistics.fit import TEXT_BATCH, column_values
-from corpus_platform.kernels.statistics.topk import top_counts, write_counts
+from corpus_platform.kernels.statistics.topk import top_counts, write_count_table
 
 
 @dataclass(frozen=True)
@@ -57,15 +60,19 @@ def audit_shard(
         low[name] = float(values.min()) if values.size else math.inf
         high[name] = float(values.max()) if values.size else -math.inf
         histograms[name] = np.histogram(values, bins=bins)[0].tolist()
-    documents, frequencies = 0, Counter()
+    documents, parts = 0, []
     if with_text:
         for batch in iter_batches(part_path(train, shard), ["text"], TEXT_BATCH):
             texts = [t for t in batch.column("text").to_pylist() if t is not None]
             documents += len(texts)
-            document_frequencies(texts, frequencies)
+            parts.append(token_document_counts(texts))
+    summed = _summed(parts)
+    frequencies: Counter[str] = Counter()
     if counts_dir is not None:
-        write_counts(frequencies, counts_dir, shard)
-        frequencies = Counter()
+        write_count_table(summed, counts_dir, shard)
+    else:
+        keys, values = summed.column("key").to_pylist(), summed.column("count").to_pylist()
+        frequencies.update(dict(zip(keys, values, strict=True)))
     return ShardAudit(len(table), counts, totals, low, high, histograms, documents, frequencies)
 
 
@@ -79,14 +86,34 @@ def squared_deviations(shard: int, train: Path, means: dict[str, float]) -> dict
     return out
 
 
-def document_frequencies(texts: list[str], counts: Counter[str] | None = None) -> Counter[str]:
-    """In how many texts each lower-cased whitespace token occurs, counted the plain way (one
-    Python set per text), unlike the fit's vectorized count; added to ``counts`` when given
-    (adding a set is a C loop, adding another Counter a Python one)."""
-    counts = Counter() if counts is None else counts
-    for text in texts:
-        counts.update(set(text.lower().split()))
-    return counts
+def token_document_counts(texts: list[str]) -> pa.Table:
+    """In how many of ``texts`` each token occurs (``key``, ``count``): tokens are the
+    whitespace words of ``text.lower()`` (Python's lower, so Unicode case is Python's), counted
+    by a compiled walk over the lowered texts' bytes with a token table of its own
+    (:func:`.compiled.text_document_frequencies`), not the fit's Arrow split and dictionary."""
+    from corpus_platform.kernels.statistics import compiled  # numba: on first use only
+
+    lowered = ascii_spaced(pa.array([t.lower() for t in texts], pa.large_string()))
+    offsets = np.frombuffer(lowered.buffers()[1], np.int64)[: len(texts) + 1]
+    data = lowered.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    starts, tokens, frequency = compiled.text_document_frequencies(raw, offsets)
+    keys = pa.Array.from_buffers(
+        pa.large_string(), len(frequency), [None, pa.py_buffer(starts), pa.py_buffer(tokens)]
+    )
+    return pa.table({"key": keys, "count": pa.array(frequency, pa.int64())})
+
+
+def _summed(parts: list[pa.Table]) -> pa.Table:
+    """The counts of several :func:`token_document_counts` tables added by token."""
+    if not parts:
+        return pa.table({"key": pa.array([], pa.large_string()), "count": pa.array([], pa.int64())})
+    if len(parts) == 1:
+        return parts[0]
+    summed = (
+        pa.concat_tables(parts).group_by("key", use_threads=False).aggregate([("count", "sum")])
+    )
+    return summed.rename_columns(["key", "count"])
 
 
 def present(values: np.ndarray) -> np.ndarray:

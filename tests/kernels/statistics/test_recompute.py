@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import random
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,11 @@ import pyarrow as pa
 
 from corpus_platform.base.shards import write_sharded
 from corpus_platform.engine import LocalEngine
-from corpus_platform.kernels.statistics.recompute import recompute_train_statistics
+from corpus_platform.kernels.statistics.recompute import (
+    recompute_train_statistics,
+    token_document_counts,
+)
+from tests.realtext import real_texts
 
 
 def test_streaming_recomputation_equals_numpy_on_everything(tmp_path: Path) -> None:
@@ -60,3 +66,30 @@ def test_worker_count_does_not_change_the_recomputation(tmp_path: Path) -> None:
     serial = recompute_train_statistics(tmp_path, 5, edges, True, LocalEngine(1))
     parallel = recompute_train_statistics(tmp_path, 5, edges, True, LocalEngine(2))
     assert serial == parallel
+
+
+def _plain_counts(texts: list[str]) -> Counter[str]:
+    """Document frequencies the plain way: one Python set of ``text.lower().split()`` a text."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(set(text.lower().split()))
+    return counts
+
+
+def test_token_document_counts_are_python_set_counts_on_real_and_unicode_text() -> None:
+    """The audit's compiled count against a set per text: Debian text, Unicode case (U+0130,
+    final sigma, German sharp s), Unicode whitespace, empty texts and a long token."""
+    rng = random.Random(4)
+    texts = real_texts(300)
+    texts += [
+        "\u0130stanbul ISTANBUL istanbul",
+        "\u039f\u0394\u039f\u03a3 \u03bf\u03b4\u03bf\u03c2",
+    ]
+    texts += ["STRASSE stra\u00dfe"]
+    texts += ["a\u2003b\u00a0c a", "", "   ", "x" * 500 + " y", "\x1cz\x1fz"]
+    vocabulary = ["Alpha", "alpha", "BETA", "g\u00e9", "G\u00c9"]
+    texts += [" ".join(rng.choice(vocabulary) for _ in range(30)) for _ in range(200)]
+    table = token_document_counts(texts)
+    keys, counts = table.column("key").to_pylist(), table.column("count").to_pylist()
+    assert len(set(keys)) == len(keys)
+    assert dict(zip(keys, counts, strict=True)) == _plain_counts(texts)
