@@ -12,7 +12,7 @@ from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.generations import appended_generation
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, read_eval_texts
+from corpus_platform.kernels.mixing.decontam import EvalNgrams, eval_ngrams_task, read_eval_texts
 from corpus_platform.kernels.mixing.mix import drawn_units, misdrawn_rows, source_units
 from corpus_platform.kernels.mixing.overlap_audit import EvalWindows, overlap_report
 from corpus_platform.kernels.mixing.share_audit import target_shares
@@ -26,15 +26,18 @@ from corpus_platform.kernels.mixing.tokens import (
 
 def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
     """The hashed n-grams of every configured evaluation set, under the project's one
-    normalization (``dedup.normalization``), which the training texts then get too."""
+    normalization (``dedup.normalization``), which the training texts then get too. Hashed by
+    one engine task: the compiled word hasher loads in a worker, never in the Dagster process."""
     settings = config.decontamination
-    return load_eval_ngrams(
-        corpus.root_path,
-        settings.eval_sets,
-        settings.text_column,
-        settings.ngram,
-        DedupParams.from_config(config).normalization,
+    task = partial(
+        eval_ngrams_task,
+        root=corpus.root_path,
+        eval_sets=settings.eval_sets,
+        text_column=settings.text_column,
+        n=settings.ngram,
+        normalization=DedupParams.from_config(config).normalization,
     )
+    return corpus.engine(config).map_shards(task, [0])[0]
 
 
 def eval_windows(corpus: CorpusProject, config: CorpusConfig) -> EvalWindows:
