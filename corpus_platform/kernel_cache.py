@@ -1,6 +1,6 @@
 """Every numba kernel of the project compiled into numba's on-disk cache, in one call.
 
-The compiled kernels (``base/xxh3_words.py``, ``base/hash_set_kernel.py``,
+The compiled kernels (``base/word_kernels.py``, ``base/hash_set_kernel.py``,
 ``kernels/dedup/compiled.py``, ``kernels/statistics/compiled.py``) are compiled the first time a
 process calls them and kept in ``__pycache__`` beside their modules (``cache=True``); a later
 process loads the machine code. ``make install`` calls :func:`warm` once, so that no build's

@@ -5,9 +5,9 @@ and recall check, the evaluation sets' n-grams) are built from 64-bit word hashe
 ``xxhash.xxh3_64_intdigest`` of each word's UTF-8 bytes, words where ``str.split()`` splits.
 They used to get there by Arrow's split, a dictionary encoding of the batch's words and one
 Python call per distinct word, bookkeeping for words that are only hashed. Here a kernel
-compiled by numba (:mod:`corpus_platform.base.xxh3_words`) walks the batch's bytes once, finds
+compiled by numba (:mod:`corpus_platform.base.word_kernels`) walks the batch's bytes once, finds
 each word and hashes it where it lies with XXH3's own arithmetic; a word longer than
-``xxh3_words.LONGEST`` bytes (rare) is hashed by the xxhash library afterwards. The hashes are
+``word_kernels.LONGEST`` bytes (rare) is hashed by the xxhash library afterwards. The hashes are
 the library's bit for bit (``tests/base/test_word_hashes.py``: every length class, generated
 and real text), so nothing built from them changes.
 
@@ -46,7 +46,7 @@ def word_hashes(texts: Sequence[str | None] | pa.Array) -> tuple[np.ndarray, np.
     data = texts.buffers()[2]
     raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
     valid = ~texts.is_null().to_numpy(zero_copy_only=False)
-    from corpus_platform.base.xxh3_words import hash_words  # numba: on first use only
+    from corpus_platform.base.word_kernels import hash_words  # numba: on first use only
 
     hashes, counts, longs = hash_words(raw, offsets, valid)
     for at, start, end in longs.tolist():  # words longer than LONGEST bytes: rare

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Protocol, TypeVar
 
 from corpus_platform.engine.local import LocalEngine, shutdown_local_pools
@@ -28,6 +29,17 @@ class Engine(Protocol):
     ) -> list[Result]:  # pragma: no cover - protocol
         """Apply ``task`` to every shard; return results in the order of ``shards``."""
         ...
+
+
+def _called(_: int, call: Callable[[], Result]) -> Result:
+    return call()
+
+
+def in_worker(engine: Engine, call: Callable[[], Result]) -> Result:
+    """``call()`` run as one engine task: in a worker process (on ``local`` with two or more
+    workers, or on Dask), so what it imports and allocates stays out of this process. ``call``
+    must be picklable (a module-level function or a ``functools.partial`` of one)."""
+    return engine.map_shards(partial(_called, call=call), [0])[0]
 
 
 MAP_TASKS = 16  # a batched map is cut into up to this many tasks before batches grow

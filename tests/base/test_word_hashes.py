@@ -8,7 +8,7 @@ import xxhash
 
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION
 from corpus_platform.base.word_hashes import HashSet, word_hashes
-from corpus_platform.base.xxh3_words import LONGEST
+from corpus_platform.base.word_kernels import LONGEST
 from tests.realtext import real_texts
 
 

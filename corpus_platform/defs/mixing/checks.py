@@ -11,8 +11,9 @@ from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import StageChecks
 from corpus_platform.defs.generations import appended_generation
 from corpus_platform.defs.resources import CorpusProject
+from corpus_platform.engine import in_worker
 from corpus_platform.kernels.dedup import DedupParams
-from corpus_platform.kernels.mixing.decontam import EvalNgrams, eval_ngrams_task, read_eval_texts
+from corpus_platform.kernels.mixing.decontam import EvalNgrams, load_eval_ngrams, read_eval_texts
 from corpus_platform.kernels.mixing.mix import drawn_units, misdrawn_rows, source_units
 from corpus_platform.kernels.mixing.overlap_audit import EvalWindows, overlap_report
 from corpus_platform.kernels.mixing.share_audit import target_shares
@@ -29,15 +30,15 @@ def eval_ngrams(corpus: CorpusProject, config: CorpusConfig) -> EvalNgrams:
     normalization (``dedup.normalization``), which the training texts then get too. Hashed by
     one engine task: the compiled word hasher loads in a worker, never in the Dagster process."""
     settings = config.decontamination
-    task = partial(
-        eval_ngrams_task,
-        root=corpus.root_path,
-        eval_sets=settings.eval_sets,
-        text_column=settings.text_column,
-        n=settings.ngram,
-        normalization=DedupParams.from_config(config).normalization,
+    load = partial(
+        load_eval_ngrams,
+        corpus.root_path,
+        settings.eval_sets,
+        settings.text_column,
+        settings.ngram,
+        DedupParams.from_config(config).normalization,
     )
-    return corpus.engine(config).map_shards(task, [0])[0]
+    return in_worker(corpus.engine(config), load)
 
 
 def eval_windows(corpus: CorpusProject, config: CorpusConfig) -> EvalWindows:

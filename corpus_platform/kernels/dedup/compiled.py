@@ -10,7 +10,8 @@ holds the result to datasketch's. The shingle sets stay in numpy: numba's sort i
 numpy's vectorized one.
 
 Imported on first use (:func:`.minhash.signatures` imports it); numba keeps the machine code in
-``__pycache__`` beside this file (``cache=True``).
+``__pycache__`` beside this file (``cache=True``). It uses nothing from another file: numba checks
+a cached function against its own file only.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from corpus_platform.kernels.dedup.minhash import FMIX32
-
-FMIX32_1, FMIX32_2 = FMIX32
+FMIX32_1, FMIX32_2 = np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35)  # MurmurHash3's finalizer
 MAX32 = np.uint32(0xFFFFFFFF)
 
 

@@ -28,7 +28,6 @@ from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.base.word_hashes import word_hashes
 
 NGRAM_BASE = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: the polynomial's base
-FMIX32 = (np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35))
 
 
 @dataclass(frozen=True)

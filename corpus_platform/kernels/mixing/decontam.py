@@ -92,18 +92,6 @@ def load_eval_ngrams(
     return EvalNgrams.of(read_eval_texts(root, eval_sets, text_column), n, normalization)
 
 
-def eval_ngrams_task(
-    _: int,
-    root: Path,
-    eval_sets: dict[str, str],
-    text_column: str,
-    n: int,
-    normalization: TextNormalization = DEFAULT_NORMALIZATION,
-) -> EvalNgrams:
-    """:func:`load_eval_ngrams` as an engine task (its first argument, a shard number, unused)."""
-    return load_eval_ngrams(root, eval_sets, text_column, n, normalization)
-
-
 def read_eval_texts(
     root: Path, eval_sets: dict[str, str], text_column: str
 ) -> dict[str, list[str]]:

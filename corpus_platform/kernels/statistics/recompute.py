@@ -90,14 +90,15 @@ def token_document_counts(texts: list[str]) -> pa.Table:
     """In how many of ``texts`` each token occurs (``key``, ``count``): tokens are the
     whitespace words of ``text.lower()`` (Python's lower, so Unicode case is Python's), counted
     by a compiled walk over the lowered texts' bytes with a token table of its own
-    (:func:`.compiled.text_document_frequencies`), not the fit's Arrow split and dictionary."""
-    from corpus_platform.kernels.statistics import compiled  # numba: on first use only
+    (:func:`corpus_platform.base.word_kernels.token_document_frequencies`), not the fit's Arrow
+    split and dictionary."""
+    from corpus_platform.base.word_kernels import token_document_frequencies  # numba: first use
 
     lowered = ascii_spaced(pa.array([t.lower() for t in texts], pa.large_string()))
     offsets = np.frombuffer(lowered.buffers()[1], np.int64)[: len(texts) + 1]
     data = lowered.buffers()[2]
     raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    starts, tokens, frequency = compiled.text_document_frequencies(raw, offsets)
+    starts, tokens, frequency = token_document_frequencies(raw, offsets)
     keys = pa.Array.from_buffers(
         pa.large_string(), len(frequency), [None, pa.py_buffer(starts), pa.py_buffer(tokens)]
     )

@@ -1,0 +1,289 @@
+"""Compiled walks over a batch of texts' words (numba, nopython mode), straight from the texts'
+UTF-8 bytes and Arrow offsets, whitespace being ``str.split()``'s once the texts have been through
+:func:`corpus_platform.base.words.ascii_spaced`:
+
+* :func:`hash_words`, behind :func:`corpus_platform.base.word_hashes.word_hashes`: XXH3-64 of
+  every word where it lies. The arithmetic is xxhash's (xxhash.h: XXH3_64bits, seed 0, the
+  default secret) for inputs of 1 to 128 bytes, the only paths a word of that size takes;
+  ``tests/base/test_word_hashes.py`` compares it with the xxhash library at every length.
+* :func:`token_document_frequencies`, behind the statistics audit's own count
+  (:func:`corpus_platform.kernels.statistics.recompute.token_document_counts`): in how many texts
+  each token occurs, tokens told apart by their bytes in a table of their own.
+
+Imported on first use only (numba takes a third of a second to import). The functions are
+module-level so that numba's on-disk cache (``cache=True``: ``__pycache__`` beside this file)
+lets every later process load the machine code instead of compiling it again (seconds). numba
+checks a cached function against its own file only, so a kernel module uses nothing compiled
+in another file: a change there would leave this file's machine code stale. The helpers are
+inlined into the kernels by numba (``inline="always"``); module globals are compile-time
+constants.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+LONGEST = 128  # words up to this many bytes are hashed here; longer ones by the caller
+
+# XXH3's default secret (xxhash.h, XXH3_kSecret).
+SECRET = bytes.fromhex(
+    "b8fe6c3923a44bbe7c01812cf721ad1cded46de9839097db7240a4a4b7b3671f"
+    "cb79e64eccc0e578825ad07dccff7221b8084674f743248ee03590e6813a264c"
+    "3c2852bb91c300cb88d0658b1b532ea371644897a20df94e3819ef46a9deacd8"
+    "a8fa763fe39c343ff9dcbbc7c70b4f1d8a51e04bcdb45931c89f7ec9d9787364"
+    "eac5ac8334d3ebc3c581a0fffa1363eb170ddd51b7f0da49d316552629d4689e"
+    "2b16be587d47a1fc8ff8b8d17ad031ce45cb3a8f95160428afd7fbcabb4b407e"
+)
+PRIME64_1, PRIME64_2, PRIME64_3 = (
+    np.uint64(0x9E3779B185EBCA87),
+    np.uint64(0xC2B2AE3D27D4EB4F),
+    np.uint64(0x165667B19E3779F9),
+)
+PRIME_MX1, PRIME_MX2 = np.uint64(0x165667919E3779F9), np.uint64(0x9FB21C651E98DF25)
+LOW32 = np.uint64(0xFFFFFFFF)
+# The secret's words the short paths read, folded as those paths fold them (seed 0).
+_KEY = [int.from_bytes(SECRET[k : k + 8], "little") for k in range(0, len(SECRET), 8)]
+FLIP_1TO3 = np.uint64((_KEY[0] & 0xFFFFFFFF) ^ (_KEY[0] >> 32))
+FLIP_4TO8 = np.uint64(_KEY[1] ^ _KEY[2])
+FLIP_9TO16_LOW = np.uint64(_KEY[3] ^ _KEY[4])
+FLIP_9TO16_HIGH = np.uint64(_KEY[5] ^ _KEY[6])
+SECRET_WORDS = np.array(_KEY, dtype=np.uint64)  # mix16 reads the secret as words
+
+
+_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+@_inline
+def read_le(data: np.ndarray, at: int, width: int) -> np.uint64:
+    """The ``width`` bytes at ``at`` as a little-endian unsigned integer."""
+    value = np.uint64(0)
+    for k in range(width):
+        value |= np.uint64(data[at + k]) << np.uint64(8 * k)
+    return value
+
+
+@_inline
+def fold(a: np.uint64, b: np.uint64) -> np.uint64:
+    """The 128-bit product of ``a`` and ``b``, its halves xored (XXH3_mul128_fold64)."""
+    lo_lo = (a & LOW32) * (b & LOW32)
+    hi_lo = (a >> np.uint64(32)) * (b & LOW32)
+    lo_hi = (a & LOW32) * (b >> np.uint64(32))
+    hi_hi = (a >> np.uint64(32)) * (b >> np.uint64(32))
+    cross = (lo_lo >> np.uint64(32)) + (hi_lo & LOW32) + lo_hi
+    upper = (hi_lo >> np.uint64(32)) + (cross >> np.uint64(32)) + hi_hi
+    lower = (cross << np.uint64(32)) | (lo_lo & LOW32)
+    return lower ^ upper
+
+
+@_inline
+def xxh64_avalanche(h: np.uint64) -> np.uint64:
+    h ^= h >> np.uint64(33)
+    h *= PRIME64_2
+    h ^= h >> np.uint64(29)
+    h *= PRIME64_3
+    return h ^ (h >> np.uint64(32))
+
+
+@_inline
+def xxh3_avalanche(h: np.uint64) -> np.uint64:
+    h ^= h >> np.uint64(37)
+    h *= PRIME_MX1
+    return h ^ (h >> np.uint64(32))
+
+
+@_inline
+def rotl(x: np.uint64, r: int) -> np.uint64:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+@_inline
+def mix16(data: np.ndarray, at: int, s: int) -> np.uint64:
+    """XXH3_mix16B with seed 0, the secret's bytes ``s`` to ``s + 16``."""
+    low = read_le(data, at, 8) ^ SECRET_WORDS[s // 8]
+    high = read_le(data, at + 8, 8) ^ SECRET_WORDS[s // 8 + 1]
+    return fold(low, high)
+
+
+@_inline
+def xxh3(data: np.ndarray, start: int, length: int) -> np.uint64:
+    """XXH3-64 (seed 0, default secret) of ``data[start:start + length]``, 1 to 128
+    bytes."""
+    n = np.uint64(length)
+    if length <= 3:
+        c1 = np.uint64(data[start])
+        c2 = np.uint64(data[start + (length >> 1)])
+        c3 = np.uint64(data[start + length - 1])
+        combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | (n << np.uint64(8))
+        return xxh64_avalanche(combined ^ FLIP_1TO3)
+    if length <= 8:
+        first = read_le(data, start, 4)
+        last = read_le(data, start + length - 4, 4)
+        keyed = (last + (first << np.uint64(32))) ^ FLIP_4TO8
+        keyed ^= rotl(keyed, 49) ^ rotl(keyed, 24)
+        keyed *= PRIME_MX2
+        keyed ^= (keyed >> np.uint64(35)) + n
+        keyed *= PRIME_MX2
+        return keyed ^ (keyed >> np.uint64(28))
+    if length <= 16:
+        low = read_le(data, start, 8) ^ FLIP_9TO16_LOW
+        high = read_le(data, start + length - 8, 8) ^ FLIP_9TO16_HIGH
+        byteswapped = np.uint64(0)
+        for k in range(8):
+            byteswapped |= ((low >> np.uint64(8 * k)) & np.uint64(0xFF)) << np.uint64(56 - 8 * k)
+        return xxh3_avalanche(n + byteswapped + high + fold(low, high))
+    acc = n * PRIME64_1
+    if length > 32:
+        if length > 64:
+            if length > 96:
+                acc += mix16(data, start + 48, 96)
+                acc += mix16(data, start + length - 64, 112)
+            acc += mix16(data, start + 32, 64)
+            acc += mix16(data, start + length - 48, 80)
+        acc += mix16(data, start + 16, 32)
+        acc += mix16(data, start + length - 32, 48)
+    acc += mix16(data, start, 0)
+    acc += mix16(data, start + length - 16, 16)
+    return xxh3_avalanche(acc)
+
+
+@_inline
+def space(byte: np.uint8) -> bool:
+    """Whether ``byte`` is whitespace to ``str.split()`` in a text whose other whitespace has
+    been overwritten with spaces (``words.ascii_spaced``): 0x09-0x0d and 0x1c-0x20."""
+    return (byte >= 9 and byte <= 13) or (byte >= 28 and byte <= 32)
+
+
+@_inline
+def next_word(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
+    """The start and end of the first whitespace word of ``data[i:end]`` (``end, end`` when
+    there is none)."""
+    while i < end and space(data[i]):
+        i += 1
+    start = i
+    while i < end and not space(data[i]):
+        i += 1
+    return start, i
+
+
+@numba.njit(cache=True, nogil=True)
+def hash_words(
+    data: np.ndarray, offsets: np.ndarray, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each word's hash (left unset for a word longer than LONGEST bytes), each text's number of
+    words, and ``(word index, start, end)`` of every such longer word."""
+    texts = len(offsets) - 1
+    counts = np.zeros(texts, np.int64)
+    # Words are at least two bytes apart (a byte and a separator), a text's last aside.
+    hashes = np.empty((offsets[texts] - offsets[0] + 1) // 2 + texts, np.uint64)
+    long_words = np.empty((16, 3), np.int64)
+    w = 0
+    longs = 0
+    for t in range(texts):
+        if not valid[t]:
+            continue
+        i, end = offsets[t], offsets[t + 1]
+        first = w
+        while True:
+            start, i = next_word(data, i, end)
+            if start == end:
+                break
+            if i - start > LONGEST:
+                if longs == len(long_words):
+                    grown = np.empty((2 * longs, 3), np.int64)
+                    grown[:longs] = long_words
+                    long_words = grown
+                long_words[longs, 0] = w
+                long_words[longs, 1] = start
+                long_words[longs, 2] = i
+                longs += 1
+            else:
+                hashes[w] = xxh3(data, start, i - start)
+            w += 1
+        counts[t] = w - first
+    return hashes[:w].copy(), counts, long_words[:longs].copy()
+
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+
+
+@_inline
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    if size <= len(array):
+        return array
+    bigger = np.empty(max(size, 2 * len(array)), array.dtype)
+    bigger[: len(array)] = array
+    return bigger
+
+
+@numba.njit(cache=True, nogil=True)
+def token_document_frequencies(
+    data: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """In how many texts each whitespace token occurs, straight from the texts' UTF-8 bytes
+    (``data`` and Arrow ``offsets``; whitespace is ASCII's, other whitespace having been
+    overwritten with spaces). Tokens are told apart by their bytes in a table of their own
+    (open addressing keyed by an FNV-1a hash, every hit compared byte for byte): the audit's own
+    count, sharing no code with the fit's Arrow split and dictionary. Returns the distinct
+    tokens as Arrow offsets and bytes, in order of first appearance, and their counts."""
+    bits = 12
+    table = np.full(1 << bits, -1, np.int64)
+    hashes = np.empty(1024, np.uint64)
+    starts = np.zeros(1025, np.int64)  # token i is tokens[starts[i]:starts[i + 1]]
+    tokens = np.empty(8192, np.uint8)
+    frequency = np.zeros(1024, np.int64)
+    last = np.empty(1024, np.int64)
+    distinct = 0
+    for text in range(len(offsets) - 1):
+        i, end = offsets[text], offsets[text + 1]
+        while True:
+            first, i = next_word(data, i, end)
+            if first == end:
+                break
+            h = FNV_OFFSET
+            for k in range(first, i):
+                h = (h ^ np.uint64(data[k])) * FNV_PRIME
+            size = i - first
+            mask = (1 << bits) - 1
+            slot = np.int64((h * GOLDEN) >> np.uint64(64 - bits))
+            while True:
+                token = table[slot]
+                if token < 0:  # a new token
+                    token = distinct
+                    distinct += 1
+                    hashes = _grown(hashes, distinct)
+                    frequency = _grown(frequency, distinct)
+                    last = _grown(last, distinct)
+                    starts = _grown(starts, distinct + 1)
+                    tokens = _grown(tokens, starts[token] + size)
+                    tokens[starts[token] : starts[token] + size] = data[first:i]
+                    starts[distinct] = starts[token] + size
+                    hashes[token], frequency[token], last[token] = h, 0, -1
+                    table[slot] = token
+                    if 2 * distinct > (1 << bits):  # keep the table at most half full
+                        bits += 1
+                        table = np.full(1 << bits, -1, np.int64)
+                        for known in range(distinct):
+                            at = np.int64((hashes[known] * GOLDEN) >> np.uint64(64 - bits))
+                            while table[at] >= 0:
+                                at = (at + 1) & ((1 << bits) - 1)
+                            table[at] = known
+                    break
+                if hashes[token] == h and starts[token + 1] - starts[token] == size:
+                    same = True
+                    for k in range(size):
+                        if tokens[starts[token] + k] != data[first + k]:
+                            same = False
+                            break
+                    if same:
+                        break
+                slot = (slot + 1) & mask
+            if last[token] != text:
+                last[token] = text
+                frequency[token] += 1
+    return (
+        starts[: distinct + 1].copy(),
+        tokens[: starts[distinct]].copy(),
+        frequency[:distinct].copy(),
+    )
