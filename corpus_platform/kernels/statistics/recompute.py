@@ -114,7 +114,7 @@ def _summed(parts: list[pa.Table]) -> pa.Table:
     summed = (
         pa.concat_tables(parts).group_by("key", use_threads=False).aggregate([("count", "sum")])
     )
-    return summed.rename_columns(["key", "count"])
+    return pa.table({"key": summed.column("key"), "count": summed.column("count_sum")})
 
 
 def present(values: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from corpus_platform.base.shards import write_sharded
 from corpus_platform.engine import LocalEngine
+from corpus_platform.kernels.statistics.fit import TEXT_BATCH
 from corpus_platform.kernels.statistics.recompute import (
     recompute_train_statistics,
     token_document_counts,
@@ -93,3 +94,17 @@ def test_token_document_counts_are_python_set_counts_on_real_and_unicode_text() 
     keys, counts = table.column("key").to_pylist(), table.column("count").to_pylist()
     assert len(set(keys)) == len(keys)
     assert dict(zip(keys, counts, strict=True)) == _plain_counts(texts)
+
+
+def test_a_shard_read_in_several_batches_counts_as_one(tmp_path: Path) -> None:
+    """The audit adds its batches' counts by token: a shard of more texts than ``TEXT_BATCH``
+    counts as a set per text over the whole shard would."""
+    rng = random.Random(6)
+    texts = [
+        " ".join(rng.choice(["a", "B", "c", "d\u00e9", "E"]) for _ in range(5)) for _ in range(9000)
+    ]
+    table = pa.table({"doc_id": [f"d{i:05d}" for i in range(len(texts))], "text": texts})
+    write_sharded(table, tmp_path, 1)
+    audit = recompute_train_statistics(tmp_path, 1, {}, with_text=True)
+    assert audit.documents == len(texts) > 2 * TEXT_BATCH
+    assert audit.document_frequencies == _plain_counts(texts)
