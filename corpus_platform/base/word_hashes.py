@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from corpus_platform.base.words import ascii_spaced
+from corpus_platform.base.words import ascii_spaced, text_buffers
 
 
 def word_hashes(texts: Sequence[str | None] | pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -41,10 +41,7 @@ def word_hashes(texts: Sequence[str | None] | pa.Array) -> tuple[np.ndarray, np.
     elif not pa.types.is_large_string(texts.type):
         texts = texts.cast(pa.large_string())
     texts = ascii_spaced(texts)
-    offsets = np.frombuffer(texts.buffers()[1], np.int64)
-    offsets = offsets[texts.offset : texts.offset + len(texts) + 1]
-    data = texts.buffers()[2]
-    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw, offsets = text_buffers(texts)
     valid = ~texts.is_null().to_numpy(zero_copy_only=False)
     from corpus_platform.base.word_kernels import hash_words  # numba: on first use only
 

@@ -56,13 +56,6 @@ class ShingleSets:
         return cls(values.astype(np.uint64, copy=False), offsets)
 
 
-def _word_hashes(normalized: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every word's 64-bit hash (xxh3 of its UTF-8 bytes, words where ``str.split()`` splits),
-    all (normalized) texts concatenated, and each text's word count: one compiled pass
-    (:func:`corpus_platform.base.word_hashes.word_hashes`)."""
-    return word_hashes(normalized)
-
-
 def _polynomial(words: np.ndarray, width: int) -> np.ndarray:
     """The polynomial hash of every run of ``width`` consecutive words (before the avalanche)."""
     grams = words[: len(words) - width + 1].copy()
@@ -85,7 +78,7 @@ def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
     texts is discarded); a text of fewer words is one shingle of all its words (an empty text
     one shingle of none). Each text's shingles are then sorted and made distinct.
     """
-    words, counts = _word_hashes(normalized)
+    words, counts = word_hashes(normalized)  # xxh3 of each word, one compiled pass
     ends = np.cumsum(counts)
     rows: list[np.ndarray] = []
     full = np.empty(0, dtype=np.uint64)

@@ -108,18 +108,6 @@ def shard_candidates(
     return sorted(rows)[:size]
 
 
-def build_sample(
-    candidates: list[list[tuple[float, str, str]]],
-    size: int,
-    ngram: int,
-    normalization: TextNormalization,
-) -> RecallSample:
-    """The sample: the ``size`` smallest hashes over every shard's candidates, shingled."""
-    chosen = sorted(row for part in candidates for row in part)[:size]
-    sets = shingle_sets([text for _, _, text in chosen], ngram, normalization)
-    return RecallSample.of(tuple(doc_id for _, doc_id, _ in chosen), sets)
-
-
 def shard_ranks(
     shard: int, candidates: Callable[[int], list[tuple[float, str, str]]]
 ) -> list[tuple[float, str]]:
@@ -150,7 +138,9 @@ def draw_sample(
     engine: Engine,
     generation: int | None = None,
 ) -> RecallSample:
-    """The sample of :func:`build_sample` over every shard's :func:`shard_candidates`, drawn
+    """The sample: the ``size`` rows of lowest hash over every shard's
+    :func:`shard_candidates`, shingled (``tests/kernels/splitting/test_recall.py`` holds it to
+    the plain definition, every candidate's text gathered and shingled at once), drawn
     without moving any text: the shards send their ``size`` lowest (hash, doc_id), and the
     ``size`` chosen rows are shingled by tasks on the shards holding them
     (:func:`shard_sample_sets`), so what this process holds does not grow with the number of

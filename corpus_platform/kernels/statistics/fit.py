@@ -23,7 +23,7 @@ from corpus_platform.base.generations import generation_path, read_generations
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
-from corpus_platform.base.words import Words
+from corpus_platform.base.words import Words, text_buffers
 from corpus_platform.kernels.statistics.topk import write_count_table
 
 TEXT_BATCH = 4096  # texts tokenized at a time: a batch's words, not a shard's, are in memory
@@ -100,11 +100,7 @@ def lowered(texts: pa.Array) -> pa.Array:
     kernel maps case one code point at a time: U+0130 and a word-final capital sigma lower
     differently)."""
     texts = texts.cast(pa.large_string())
-    offsets = np.frombuffer(texts.buffers()[1], np.int64)[
-        texts.offset : texts.offset + len(texts) + 1
-    ]
-    data = texts.buffers()[2]
-    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw, offsets = text_buffers(texts)
     wide = np.diff(np.searchsorted(np.flatnonzero(raw >= 0x80), offsets)) > 0
     out = pc.ascii_lower(texts)
     if not wide.any():

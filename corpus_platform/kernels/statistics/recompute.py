@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_platform.base.shards import iter_batches, part_path, read_shard
-from corpus_platform.base.words import ascii_spaced
+from corpus_platform.base.words import ascii_spaced, text_buffers
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.kernels.statistics.fit import TEXT_BATCH, column_values
 from corpus_platform.kernels.statistics.topk import top_counts, write_count_table
@@ -95,9 +95,7 @@ def token_document_counts(texts: list[str]) -> pa.Table:
     from corpus_platform.base.word_kernels import token_document_frequencies  # numba: first use
 
     lowered = ascii_spaced(pa.array([t.lower() for t in texts], pa.large_string()))
-    offsets = np.frombuffer(lowered.buffers()[1], np.int64)[: len(texts) + 1]
-    data = lowered.buffers()[2]
-    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw, offsets = text_buffers(lowered)
     starts, tokens, frequency = token_document_frequencies(raw, offsets)
     keys = pa.Array.from_buffers(
         pa.large_string(), len(frequency), [None, pa.py_buffer(starts), pa.py_buffer(tokens)]

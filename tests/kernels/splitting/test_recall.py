@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from corpus_platform.base.hashing import DEFAULT_NORMALIZATION
+from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.splitting.recall import (
+    RecallSample,
     batch_hits,
-    build_sample,
     draw_sample,
     shard_candidates,
     shard_recall_hits,
@@ -34,6 +34,19 @@ WORDS = [
     "falcon",
 ]
 SHARDS = 2
+
+
+def build_sample(
+    candidates: list[list[tuple[float, str, str]]],
+    size: int,
+    ngram: int,
+    normalization: TextNormalization,
+) -> RecallSample:
+    """The sample by its definition: the ``size`` smallest hashes over every shard's
+    candidates, their texts shingled together (``draw_sample`` must give the same)."""
+    chosen = sorted(row for part in candidates for row in part)[:size]
+    sets = shingle_sets([text for _, _, text in chosen], ngram, normalization)
+    return RecallSample.of(tuple(doc_id for _, doc_id, _ in chosen), sets)
 
 
 def text(rng: random.Random, n: int = 120) -> str:
