@@ -7,7 +7,8 @@ The evaluation set is built as ``run_benchmarks.py`` builds it (500 fresh 40-wor
 another seed's documents, 20 copied from the corpus's first documents); the training texts are
 the corpus's first ``--docs`` documents. Timed, best of ``--repeat``: the kernel
 (``EvalNgrams.of`` and ``contaminating_sets_of``) and the check's count (``EvalWindows.of`` and
-``sets_sharing`` per text). Both must name the same sets for every text, or the script fails.
+``shared_sets``, a batch of texts at a time). Both must name the same sets for every text, or
+the script fails.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def main() -> None:
 
     def check() -> list[list[str]]:
         windows = EvalWindows.of(evals, NGRAM)
-        return [list(windows.sets_sharing(text)) for text in texts]
+        return [list(names) for names in windows.shared_sets(texts)]
 
     kernel_s, found = best_seconds(kernel, args.repeat)
     check_s, counted = best_seconds(check, args.repeat)

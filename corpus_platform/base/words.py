@@ -103,7 +103,7 @@ def split_whitespace(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pc.ascii_split_whitespace(ascii_spaced(texts))
 
 
-def _split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+def split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     """The non-empty whitespace words of ``texts`` end to end, and each text's number of
     words."""
     split = split_whitespace(texts)
@@ -177,7 +177,7 @@ class Words:
     @classmethod
     def of(cls, texts: pa.Array) -> Words:
         """The words of ``texts`` (``str.split()`` of each; none for a null)."""
-        words, counts = _split_words(texts)
+        words, counts = split_words(texts)
         encoded = words.dictionary_encode()
         return cls(
             codes=encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
