@@ -1,7 +1,8 @@
 """Every numba kernel of the project compiled into numba's on-disk cache, in one call.
 
 The compiled kernels (``base/word_kernels.py``, ``base/hash_set_kernel.py``,
-``kernels/dedup/compiled.py``, ``kernels/statistics/compiled.py``) are compiled the first time a
+``kernels/dedup/compiled.py``, ``kernels/filtering/compiled.py``,
+``kernels/statistics/compiled.py``) are compiled the first time a
 process calls them and kept in ``__pycache__`` beside their modules (``cache=True``); a later
 process loads the machine code. ``make install`` calls :func:`warm` once, so that no build's
 worker processes each compile them (seconds of CPU) on first use, and the benchmarks call it
@@ -17,6 +18,7 @@ def warm() -> None:
     """Compile (or load) every numba kernel by calling it on a tiny input."""
     from corpus_platform.base.word_hashes import HashSet, word_hashes
     from corpus_platform.kernels.dedup.minhash import normalized_shingle_sets, signatures
+    from corpus_platform.kernels.filtering.textstats import text_scores
     from corpus_platform.kernels.statistics.fit import token_statistics
     from corpus_platform.kernels.statistics.recompute import token_document_counts
 
@@ -25,6 +27,7 @@ def warm() -> None:
     signatures(normalized_shingle_sets(["warm up the compiled kernels"], 5), 8, 0)
     token_statistics(pa.array(["Warm up"], pa.large_string()))
     token_document_counts(["Warm up"])
+    text_scores(["warm up the compiled kernels, warm up the compiled kernels"], frozenset())
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ gathered; everything that depends on word n-grams is computed on integer arrays:
 
 * a word n-gram's id is built from the (n-1)-gram id at the same position and the next word's
   code, ``factorize(id[n-1] * vocabulary + code)``, so ids are exact (no hash collisions) and
-  numbered in order of first appearance;
+  numbered in order of first appearance (a compiled loop numbers one document's keys at a time,
+  :mod:`.compiled`);
 * unigram ids are scoped to their document, so every n-gram id is too, and the first occurrence
   of an n-gram is where its id exceeds every id before it;
 * repeated n-grams mark the words they cover through a difference array; per-document sums are
@@ -29,7 +30,6 @@ from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -110,8 +110,12 @@ def word_attributes(words: pa.Array, blocklist: frozenset[str]) -> WordAttribute
     return attrs
 
 
-def _factorize(values: np.ndarray) -> np.ndarray:
-    return pd.factorize(values)[0].astype(np.int64, copy=False)
+def _factorize(keys: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Ids of ``keys`` in order of first appearance (``pandas.factorize``), numbered one
+    document (``owner``, non-decreasing) at a time: keys are scoped to their document."""
+    from corpus_platform.kernels.filtering.compiled import segmented_factorize  # numba
+
+    return segmented_factorize(keys.astype(np.int64, copy=False), owner)
 
 
 def _first_occurrences(ids: np.ndarray) -> np.ndarray:
@@ -227,12 +231,13 @@ def ngram_scores(codes: np.ndarray, vocabulary: int, layout: WordLayout) -> dict
     out: dict[str, np.ndarray] = {}
     ids = np.full(size + 1, -1, dtype=np.int64)
     candidates = np.arange(size)
-    ids[:size] = _factorize(layout.doc * vocabulary + codes)
+    ids[:size] = _factorize(layout.doc * vocabulary + codes, layout.doc)
     for n in range(2, max(DUPLICATE_NGRAMS) + 1):
         repeated = _repeated(ids, candidates, size)
         candidates = np.flatnonzero(repeated[:size] & repeated[1:] & (layout.remaining >= n))
         grams = np.full(size + 1, -1, dtype=np.int64)
-        grams[candidates] = _factorize(ids[candidates] * vocabulary + codes[candidates + n - 1])
+        keys = ids[candidates] * vocabulary + codes[candidates + n - 1]
+        grams[candidates] = _factorize(keys, layout.doc[candidates])
         ids = grams
         if n in TOP_NGRAMS:
             out[f"top_{n}gram_char_fraction"] = _top_fraction(ids, candidates, n, layout)
