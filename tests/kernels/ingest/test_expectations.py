@@ -1,8 +1,16 @@
 """The Great Expectations suite, validated shard after shard in one context and process."""
 
+from pathlib import Path
+
 import pyarrow as pa
 
-from corpus_platform.kernels.ingest.expectations import build_suite, validate
+from corpus_platform.base.shards import part_path, write_parquet
+from corpus_platform.kernels.ingest.expectations import (
+    build_suite,
+    text_as_lengths,
+    validate,
+    validate_shard,
+)
 
 FEATURES = ("clicks",)
 
@@ -45,3 +53,21 @@ def test_each_shard_is_judged_on_its_own_rows() -> None:
         ("expect_column_values_to_not_be_null", "entity", 1)
     ]
     assert validate(good, suite) == []
+
+
+def test_a_shard_is_validated_with_its_texts_lengths_and_a_missing_text_column_fails(
+    tmp_path: Path,
+) -> None:
+    """validate_shard hands the suite the texts' lengths (no expectation reads a text): a
+    shard whose text column is gone still fails the suite, one with text passes."""
+    good = _shard(50)
+    lengths = text_as_lengths(good)
+    assert lengths.column_names == good.column_names
+    assert lengths["text"].to_pylist() == [len(t.encode()) for t in good["text"].to_pylist()]
+    assert lengths.drop_columns(["text"]).equals(good.drop_columns(["text"]))
+    write_parquet(good, part_path(tmp_path / "good", 0))
+    write_parquet(good.drop_columns(["text"]), part_path(tmp_path / "textless", 0))
+    ranges = {"clicks": (0.0, 4.0)}
+    assert validate_shard(0, tmp_path / "good", FEATURES, ranges)[1] == []
+    _, failures = validate_shard(0, tmp_path / "textless", FEATURES, ranges)
+    assert failures == ["shard 0: expect_column_to_exist(text)"]
