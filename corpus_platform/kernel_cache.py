@@ -1,6 +1,7 @@
 """Every numba kernel of the project compiled into numba's on-disk cache, in one call.
 
 The compiled kernels (``base/word_kernels.py``, ``base/hash_set_kernel.py``,
+``base/split_kernel.py``, ``base/normalize_kernel.py``,
 ``kernels/dedup/compiled.py``, ``kernels/filtering/compiled.py``,
 ``kernels/statistics/compiled.py``) are compiled the first time a
 process calls them and kept in ``__pycache__`` beside their modules (``cache=True``); a later
@@ -16,13 +17,17 @@ import pyarrow as pa
 
 def warm() -> None:
     """Compile (or load) every numba kernel by calling it on a tiny input."""
+    from corpus_platform.base.hashing import content_hashes
     from corpus_platform.base.word_hashes import HashSet, word_hashes
+    from corpus_platform.base.words import split_words
     from corpus_platform.kernels.dedup.minhash import normalized_shingle_sets, signatures
     from corpus_platform.kernels.filtering.textstats import text_scores
     from corpus_platform.kernels.statistics.fit import token_statistics
     from corpus_platform.kernels.statistics.recompute import token_document_counts
 
     hashes, _ = word_hashes(["warm up the compiled kernels"])
+    split_words(pa.array(["Warm up"], pa.large_string()))
+    content_hashes(pa.array(["Warm up"], pa.large_string()))
     HashSet.of(hashes).contains(hashes)
     signatures(normalized_shingle_sets(["warm up the compiled kernels"], 5), 8, 0)
     token_statistics(pa.array(["Warm up"], pa.large_string()))

@@ -7,16 +7,22 @@ import subprocess
 import sys
 import unicodedata
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from corpus_platform.base.hashing import (
     BUCKETS,
     TextNormalization,
     bucket_of,
     content_hash,
+    content_hashes,
     fingerprint,
     ids_by_shard,
     normalize_text,
     shard_of,
     stable_hash,
+    stable_hex,
+    stable_hexes,
     unit_interval,
 )
 from tests.realtext import real_texts
@@ -102,3 +108,37 @@ def test_words_are_the_normalized_text_split() -> None:
         assert words == [normalization.spaced(t).split() for t in texts]
     default = [TextNormalization().words(t) for t in texts]
     assert default == [_normalized_by_definition(t).split() for t in texts]
+
+
+def test_a_batch_is_normalized_and_hashed_as_each_text_alone() -> None:
+    """``apply_all`` (a compiled walk for ASCII texts, ``apply`` for the others spliced in),
+    ``content_hashes`` and ``stable_hexes`` give, text by text, what ``apply``,
+    ``content_hash`` and ``stable_hex`` give: on random ASCII and Unicode text, Debian text,
+    nulls, empty texts, slices and chunks, and under the normalizations without the walk."""
+    rng = random.Random(8)
+    alphabet = [chr(c) for c in range(128)] + ["\u00e9", "\u00c9", "\ufb01", "\u2028", "\u3000"]
+    texts: list[str | None] = ["", " ", "  a  ", "\u00e9", None, "A\tb,,C"]
+    texts += ["".join(rng.choices(alphabet[:128], k=rng.randint(0, 60))) for _ in range(1500)]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(1500)]
+    texts += real_texts(200)  # copyright files, changelogs, manual pages (some not ASCII)
+    texts[::53] = [None] * len(texts[::53])
+    assert any(t and not t.isascii() for t in texts) and any(t and t.isascii() for t in texts)
+    spaced = TextNormalization(tokens="whitespace", whitespace=False, punctuation=True)
+    for array in (pa.array(texts, pa.string()), pa.array(texts, pa.large_string())):
+        for normalization in (TextNormalization(), TextNormalization(casefold=False), spaced):
+            batch = normalization.apply_all(array)
+            assert batch.type == pa.large_string()
+            assert batch.to_pylist() == [
+                None if t is None else normalization.apply(t) for t in texts
+            ]
+        assert content_hashes(array) == [content_hash(t) for t in texts]
+        assert stable_hexes(array) == [None if t is None else stable_hex(t) for t in texts]
+        sliced = array.slice(7, 400)
+        assert stable_hexes(sliced) == [None if t is None else stable_hex(t) for t in texts[7:407]]
+        chunked = pa.chunked_array([array.slice(0, 900), array.slice(900)])
+        assert content_hashes(chunked) == [content_hash(t) for t in texts]
+    # a null slot that keeps bytes (if_else leaves the rejected text's bytes behind)
+    masked = pc.if_else(pa.array([False, True]), pa.array(["A b", "C  d"]), None)
+    assert TextNormalization().apply_all(masked).to_pylist() == [None, "c d"]
+    assert content_hashes(masked) == [content_hash(None), content_hash("C  d")]
+    assert TextNormalization().apply_all(pa.array([], pa.string())).to_pylist() == []

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base import words
-from corpus_platform.base.words import Words, split_whitespace, word_counts
+from corpus_platform.base.words import Words, split_whitespace, split_words, word_counts
 from tests.realtext import real_text_records
 
 
@@ -70,6 +70,24 @@ def test_split_of_slices_chunks_and_empty_batches() -> None:
     assert split_whitespace(chunked).to_pylist() == [["one", "two"], ["three"]]
     assert split_whitespace(pa.array([], pa.string())).to_pylist() == []
     assert Words.of(pa.array([], pa.string())).counts.tolist() == []
+
+
+def test_split_words_keeps_the_texts_type_skips_nulls_and_reads_only_its_slice() -> None:
+    # a null slot that keeps bytes (if_else leaves the rejected text's bytes behind)
+    masked = pc.if_else(pa.array([False, True, True]), pa.array(["\u00e9 x", "y  z", " "]), None)
+    for array in (masked, masked.cast(pa.large_string())):
+        words, counts = split_words(array)
+        assert words.type == array.type
+        assert words.to_pylist() == ["y", "z"] and counts.tolist() == [0, 2, 0]
+    sliced = pa.array(["skipped words", "x\u3000y", "z\x1c"], pa.string()).slice(1)
+    words, counts = split_words(pa.chunked_array([sliced.slice(0, 1), sliced.slice(1)]))
+    assert words.to_pylist() == ["x", "y", "z"] and counts.tolist() == [2, 1]
+    texts = [r["body"] for r in real_text_records(200)]  # copyright files, changelogs, man pages
+    words, counts = split_words(pa.array(texts, pa.large_string()))
+    assert words.to_pylist() == [w for t in texts for w in t.split()]
+    assert counts.tolist() == [len(t.split()) for t in texts]
+    empty_words, empty_counts = split_words(pa.array([], pa.large_string()))
+    assert len(empty_words) == 0 and empty_counts.tolist() == []
 
 
 def test_word_counts_are_len_of_str_split_on_random_and_real_text() -> None:

@@ -125,7 +125,7 @@ def published_sketches(
     rows = table.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
     write_parquet(rows, part_path(scratch / "old-rows", shard))
     table = table.filter(pc.is_valid(table.column("text")))
-    sets, sigs = sketch([t for t in normalized_texts(table, params) if t is not None], params)
+    sets, sigs = sketch(normalized_texts(table, params), params)  # rows with text only
     sketches = pa.table(
         {
             "doc_id": table.column("doc_id"),

@@ -17,10 +17,12 @@ verification compares.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+import pyarrow as pa
 from datasketch import MinHash
 
 from corpus_platform.base.arrays import MIX_2, avalanche64, distinct
@@ -70,7 +72,7 @@ def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) 
     return normalized_shingle_sets([normalization.spaced(t) for t in texts], size)
 
 
-def normalized_shingle_sets(normalized: list[str], size: int) -> ShingleSets:
+def normalized_shingle_sets(normalized: Sequence[str] | pa.Array, size: int) -> ShingleSets:
     """:func:`shingle_sets` of texts already normalized (as dedup does once per row), or of texts
     with the same whitespace words (:meth:`TextNormalization.spaced`).
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,9 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.hashing import (
-    stable_hex,
-)
+from corpus_platform.base.hashing import stable_hex, stable_hexes
 from corpus_platform.base.shards import (
     HASH_FILE_OPTIONS,
     part_path,
@@ -26,7 +24,9 @@ from corpus_platform.kernels.dedup.minhash import ShingleSets
 from corpus_platform.kernels.dedup.params import BATCH_ROWS, DedupParams
 
 
-def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.ndarray]:
+def sketch(
+    normalized: Sequence[str] | pa.Array, params: DedupParams
+) -> tuple[ShingleSets, np.ndarray]:
     """The shingle sets and MinHash signatures (one row of ``num_perm`` uint32) of texts
     already normalized by ``params.normalization`` (or with the same whitespace words:
     ``TextNormalization.spaced``)."""
@@ -34,28 +34,26 @@ def sketch(normalized: list[str], params: DedupParams) -> tuple[ShingleSets, np.
     return sets, minhash.signatures(sets, params.num_perm, params.seed)
 
 
-def normalized_texts(table: pa.Table, params: DedupParams) -> list[str | None]:
-    """Every row's text normalized as ``dedup.normalization`` says (None where no text)."""
-    apply = params.normalization.apply
-    return [None if t is None else apply(t) for t in table.column("text").to_pylist()]
+def normalized_texts(table: pa.Table, params: DedupParams) -> pa.Array:
+    """Every row's text normalized as ``dedup.normalization`` says (null where no text), a
+    large_string array (:meth:`~corpus_platform.base.hashing.TextNormalization.apply_all`)."""
+    return params.normalization.apply_all(table.column("text"))
 
 
 def exact_keys(
-    table: pa.Table, params: DedupParams, normalized: list[str | None] | None = None
+    table: pa.Table, params: DedupParams, normalized: pa.Array | None = None
 ) -> pa.Array:
     """The exact-duplicate key of every row: the hash of the normalized text for rows with text;
     for rows without text, a hash of the ``dedup.columns`` values (null when none are set).
     ``normalized``: the rows' texts already normalized (:func:`normalized_texts`), if at hand."""
     texts = normalized_texts(table, params) if normalized is None else normalized
-    values = [table.column(c).to_pylist() for c in params.columns]
-    keys = []
-    for i, text in enumerate(texts):
-        if text is not None:
-            keys.append(stable_hex(text))
-        elif params.columns:
-            keys.append("cols:" + stable_hex(json.dumps([v[i] for v in values], default=str)))
-        else:
-            keys.append(None)
+    keys = stable_hexes(texts)
+    if texts.null_count:
+        values = [table.column(c).to_pylist() for c in params.columns]
+        for i in np.flatnonzero(texts.is_null().to_numpy(zero_copy_only=False)).tolist():
+            if params.columns:
+                row = json.dumps([v[i] for v in values], default=str)
+                keys[i] = "cols:" + stable_hex(row)
     return pa.array(keys, pa.string())
 
 
@@ -71,7 +69,7 @@ POSITION_SCHEMA = pa.schema([("doc_id", pa.string()), ("text_hash", pa.string())
 def text_positions(table: pa.Table) -> pa.Table:
     """Each row's doc id and the hash of its exact text, in the order the rows are sketched (a
     band row's position): what lets a later check reuse the band keys of an unchanged row."""
-    hashes = [stable_hex(text) for text in table.column("text").to_pylist()]
+    hashes = stable_hexes(table.column("text"))
     return pa.table([table.column("doc_id"), pa.array(hashes, pa.string())], schema=POSITION_SCHEMA)
 
 
@@ -88,7 +86,7 @@ BAND_SCHEMA = pa.schema([("band", pa.int16()), ("key", pa.uint64()), ("row", pa.
 
 def _sketch_batches(
     table: pa.Table,
-    normalized: list[str],
+    normalized: pa.Array,
     shard: int,
     params: DedupParams,
     band_rows: list[list[pa.Table]],
@@ -179,7 +177,7 @@ def sketch_table(table: pa.Table, number: int, params: DedupParams, out: SketchF
     table = table.filter(pc.is_valid(table.column("text")))
     write_parquet(text_positions(table), out.positions)
     band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
-    with_text = [text for text in normalized if text is not None]
+    with_text = normalized.filter(normalized.is_valid())
     sketches = _sketch_batches(table, with_text, number, params, band_rows)
     signed = write_batches(sketches, SKETCH_SCHEMA, out.sketches, **HASH_FILE_OPTIONS)
     for path, tables in zip(out.bands, band_rows, strict=True):

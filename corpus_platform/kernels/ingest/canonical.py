@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.hashing import content_hash, shard_of
+from corpus_platform.base.hashing import content_hashes, shard_of
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
     batch_part_path,
@@ -199,7 +199,7 @@ def canonicalize(table: pa.Table, config: CorpusConfig, ctx: BatchContext) -> pa
         if url_raw is not None
         else pa.nulls(n, pa.string())
     )
-    hashes = pa.array([content_hash(t) for t in text.to_pylist()], pa.string())
+    hashes = pa.array(content_hashes(text), pa.string())
     licensed = config.records_licences
     licences = {LICENSE: _licences(table, source, config)} if licensed else {}
     columns = {

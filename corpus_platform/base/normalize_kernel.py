@@ -1,0 +1,59 @@
+"""The compiled half of :meth:`corpus_platform.base.hashing.TextNormalization.apply_all` (numba,
+nopython mode): the ASCII texts of a batch normalized in one walk over their bytes.
+
+For an ASCII text, NFKC and casefolding are lowercasing and a Unicode ``\\w`` character is one of
+``[A-Za-z0-9_]``, so the default normalization is a byte table (``hashing.ASCII_WORDS``: a word
+byte to its lowercase, any other byte to a space) followed by collapsing runs of spaces and
+trimming the ends: what ``apply`` does with ``bytes.translate`` and a regular expression, here
+without a Python object per text. A text holding any byte above ASCII is left to ``apply``.
+
+Self-contained, like every compiled module of the project: numba checks a cached function
+against its own file only (see :mod:`corpus_platform.base.word_kernels`). Imported on first use.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+SPACE = 0x20
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def fold_ascii_words(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    valid: np.ndarray,
+    table: np.ndarray,
+    out: np.ndarray,
+    out_offsets: np.ndarray,
+    ascii: np.ndarray,
+) -> None:
+    """Normalize every valid ASCII text ``data[offsets[t]:offsets[t + 1]]`` into ``out``, texts
+    end to end, text ``t`` ending at ``out_offsets[t + 1]`` (``out_offsets[0]`` is 0): each byte
+    mapped by ``table`` (a space for a byte outside words), runs of spaces made one, none at
+    either end. ``ascii[t]`` tells whether text ``t`` was normalized; a null or a text with a
+    byte above ASCII gets no bytes."""
+    size = 0
+    out_offsets[0] = 0
+    for t in range(len(offsets) - 1):
+        start, end = offsets[t], offsets[t + 1]
+        plain = valid[t]
+        if plain:
+            for i in range(start, end):
+                if data[i] >= 0x80:
+                    plain = False
+                    break
+        ascii[t] = plain
+        if plain:  # without a branch per byte: every byte is written, a space kept only
+            first = size  # after a word byte (a text's leading spaces never)
+            after_space = True
+            for i in range(start, end):
+                byte = table[data[i]]
+                is_space = byte == SPACE
+                out[size] = byte
+                size += not (is_space and after_space)
+                after_space = is_space
+            if after_space and size > first:  # the one space kept after the last word
+                size -= 1
+        out_offsets[t + 1] = size
