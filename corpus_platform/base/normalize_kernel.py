@@ -23,32 +23,33 @@ SPACE = 0x20
 def fold_ascii_words(
     data: np.ndarray,
     offsets: np.ndarray,
-    valid: np.ndarray,
+    plain: np.ndarray,
     table: np.ndarray,
+    given: np.ndarray,
+    given_data: np.ndarray,
+    given_offsets: np.ndarray,
     out: np.ndarray,
     out_offsets: np.ndarray,
-    ascii: np.ndarray,
 ) -> None:
-    """Normalize every valid ASCII text ``data[offsets[t]:offsets[t + 1]]`` into ``out``, texts
-    end to end, text ``t`` ending at ``out_offsets[t + 1]`` (``out_offsets[0]`` is 0): each byte
+    """Write every text's normalized bytes into ``out``, texts end to end, text ``t`` ending at
+    ``out_offsets[t + 1]`` (``out_offsets[0]`` is 0).
+
+    A ``plain`` text (ASCII) ``data[offsets[t]:offsets[t + 1]]`` is normalized here: each byte
     mapped by ``table`` (a space for a byte outside words), runs of spaces made one, none at
-    either end. ``ascii[t]`` tells whether text ``t`` was normalized; a null or a text with a
-    byte above ASCII gets no bytes."""
+    either end. A text with ``given[t] = k >= 0`` was normalized by the caller: its bytes are
+    ``given_data[given_offsets[k]:given_offsets[k + 1]]``. Any other text (a null) gets none."""
     size = 0
     out_offsets[0] = 0
     for t in range(len(offsets) - 1):
-        start, end = offsets[t], offsets[t + 1]
-        plain = valid[t]
-        if plain:
-            for i in range(start, end):
-                if data[i] >= 0x80:
-                    plain = False
-                    break
-        ascii[t] = plain
-        if plain:  # without a branch per byte: every byte is written, a space kept only
+        k = given[t]
+        if k >= 0:
+            for i in range(given_offsets[k], given_offsets[k + 1]):
+                out[size] = given_data[i]
+                size += 1
+        elif plain[t]:  # without a branch per byte: every byte is written, a space kept only
             first = size  # after a word byte (a text's leading spaces never)
             after_space = True
-            for i in range(start, end):
+            for i in range(offsets[t], offsets[t + 1]):
                 byte = table[data[i]]
                 is_space = byte == SPACE
                 out[size] = byte

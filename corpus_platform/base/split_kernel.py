@@ -35,7 +35,7 @@ def split_into_words(
     end to end, set ``ends[k + 1]`` to where word ``k`` ends there (``ends[0]`` is 0) and
     ``counts[t]`` to text ``t``'s number of words; return the number of words.
 
-    ``words`` must hold the batch's bytes and ``ends`` one more entry than it can have words
+    ``words`` must hold the batch's bytes and ``ends`` two more entries than it can have words
     (a word takes a byte and, but for a text's last, a separator)."""
     w = 0
     size = 0
@@ -44,23 +44,18 @@ def split_into_words(
         counts[t] = 0
         if not valid[t]:
             continue
+        # Without a branch per byte: every byte is written and kept unless it is a space; the
+        # current word's end is rewritten at every byte and kept when a space follows a word.
         after_space = True
-        found = 0
+        first = w
         for i in range(offsets[t], offsets[t + 1]):
             byte = data[i]
-            if space[byte]:
-                if not after_space:
-                    w += 1
-                    ends[w] = size
-                after_space = True
-            else:
-                words[size] = byte
-                size += 1
-                if after_space:
-                    found += 1
-                after_space = False
-        if not after_space:
-            w += 1
-            ends[w] = size
-        counts[t] = found
+            is_space = space[byte]
+            words[size] = byte
+            size += not is_space
+            w += is_space and not after_space
+            ends[w + 1] = size
+            after_space = is_space
+        w += not after_space  # the last word, when no space follows it
+        counts[t] = w - first
     return w

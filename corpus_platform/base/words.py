@@ -130,7 +130,7 @@ def split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray
         else np.ones(len(texts), np.bool_)
     )
     words = np.empty(size, np.uint8)
-    ends = np.empty(size // 2 + len(texts) + 1, np.int64)
+    ends = np.empty(size // 2 + len(texts) + 2, np.int64)
     counts = np.empty(len(texts), np.int64)
     found = split_into_words(data, offsets, valid, SPACE, words, ends, counts)
     split = pa.Array.from_buffers(
