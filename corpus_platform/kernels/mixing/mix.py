@@ -131,7 +131,11 @@ def decontaminate_shard(
                 f"{part_path(folder, shard)}: train rows already have a column {TOKENS!r}; "
                 "rename it upstream (mix.unit: tokens writes its own)"
             )
-        counts = counter.count(_texts(table))
+        counts = (
+            counter.count_column(table.column("text")).tolist()
+            if "text" in table.column_names
+            else [0] * len(table)
+        )  # on the texts' bytes; the proportions check recounts with str.split
         table = table.append_column(TOKENS, pa.array(counts, pa.int64()))
         for source, n in zip(table.column("source").to_pylist(), counts, strict=True):
             tokens[source] += n

@@ -20,7 +20,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from corpus_platform.base.errors import CorpusError
+from corpus_platform.base.words import word_counts
 
 WHITESPACE = "whitespace"
 BATCH = 1024  # texts encoded per call of the tokenizer
@@ -60,6 +64,15 @@ class TokenCounter:
             for i, encoding in zip(chunk, encoded, strict=True):
                 counts[i] = len(encoding.ids)
         return counts
+
+    def count_column(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """:meth:`count` of an Arrow text column (int64): whitespace words counted on the
+        texts' bytes (:func:`~corpus_platform.base.words.word_counts`, no Python string), so
+        that a writer's count and a check's :meth:`count` (``str.split`` per text) are two
+        codes giving one answer; a tokenizer's counts as :meth:`count` gives them."""
+        if not self.path:
+            return word_counts(texts)
+        return np.asarray(self.count(texts.to_pylist()), np.int64)
 
 
 def load_counter(spec: str, root: Path) -> TokenCounter:

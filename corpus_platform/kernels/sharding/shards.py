@@ -55,7 +55,6 @@ from corpus_platform.base.shards import (
     read_parquet,
     write_parquet,
 )
-from corpus_platform.base.words import word_counts
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 from corpus_platform.kernels.sharding.manifest import file_entry, generation_entry, manifest
@@ -114,9 +113,7 @@ def sample_tokens(texts: pa.Array, counter: TokenCounter | None) -> np.ndarray:
     """:func:`count_tokens` for the writer: whitespace words counted on the texts' bytes
     (:func:`~corpus_platform.base.words.word_counts`), so the audit's recount (``str.split``
     per text) is not the writer's own code."""
-    if counter is None or not counter.path:
-        return word_counts(texts)
-    return count_tokens(texts.to_pylist(), counter)
+    return (counter or TokenCounter()).count_column(texts)
 
 
 def _jsonable(value: Any) -> Any:

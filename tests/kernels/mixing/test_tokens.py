@@ -20,6 +20,7 @@ from corpus_platform.kernels.mixing.mix import (
 )
 from corpus_platform.kernels.mixing.plan import MixError, plan_mix, temperature_shares
 from corpus_platform.kernels.mixing.tokens import TokenCounter, TokenizerError, load_counter
+from tests.realtext import real_texts
 
 SENTENCES = [
     "the quick brown fox jumps over the lazy dog",
@@ -107,6 +108,19 @@ def test_whitespace_counter_counts_words() -> None:
     counter = TokenCounter()
     assert counter.name == "whitespace"
     assert counter.count(["a  b\nc\td", "", None, "  one  "]) == [4, 0, 0, 1]
+
+
+def test_a_column_is_counted_as_its_texts_one_by_one(tmp_path: Path) -> None:
+    """``count_column`` (the mix's and the shard writer's count, on the texts' bytes for
+    whitespace words) gives what ``count`` (the checks' recount, one text at a time) gives, on
+    Debian text, Unicode spaces and nulls, and with a tokenizer file."""
+    texts = ["a  b\nc\td", "", None, "x\u3000y\u00a0z", "\x1c", *real_texts(120)]
+    column = pa.chunked_array([pa.array(texts[:3]), pa.array(texts[3:])])
+    whitespace = TokenCounter()
+    assert whitespace.count_column(column).tolist() == whitespace.count(texts)
+    assert whitespace.count(texts)[:5] == [4, 0, 0, 3, 0]
+    counter = load_counter(str(bpe_file(tmp_path / "tok.json")), tmp_path)
+    assert counter.count_column(column).tolist() == counter.count(texts)
 
 
 def test_tokenizer_file_counts_token_ids(tmp_path: Path) -> None:
