@@ -5,7 +5,8 @@ For an ASCII text, NFKC and casefolding are lowercasing and a Unicode ``\\w`` ch
 ``[A-Za-z0-9_]``, so the default normalization is a byte table (``hashing.ASCII_WORDS``: a word
 byte to its lowercase, any other byte to a space) followed by collapsing runs of spaces and
 trimming the ends: what ``apply`` does with ``bytes.translate`` and a regular expression, here
-without a Python object per text. A text holding any byte above ASCII is left to ``apply``.
+without a Python object per text. A text holding any byte above ASCII is normalized by
+``apply``; the walk only copies its bytes into place.
 
 Self-contained, like every compiled module of the project: numba checks a cached function
 against its own file only (see :mod:`corpus_platform.base.word_kernels`). Imported on first use.
