@@ -104,8 +104,8 @@ def split_whitespace(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
-    """The whitespace words of ``texts`` end to end (of the texts' own type), and each text's
-    number of words (0 for a null).
+    """The whitespace words of ``texts`` end to end (string for string texts, else
+    large_string), and each text's number of words (0 for a null).
 
     Split by a compiled walk over the bytes (:mod:`corpus_platform.base.split_kernel`) that
     copies the words end to end and records their ends, once every whitespace character above
@@ -114,12 +114,7 @@ def split_words(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
-        split = split_whitespace(texts)
-        words = pc.list_flatten(split)
-        nonempty = pc.greater(pc.binary_length(words), 0)
-        parents = pc.filter(pc.list_parent_indices(split), nonempty).to_numpy()
-        counts = np.bincount(parents, minlength=len(split)).astype(np.int64)
-        return pc.filter(words, nonempty), counts
+        texts = texts.cast(pa.large_string())  # as word_counts does
     from corpus_platform.base.split_kernel import SPACE, split_into_words
 
     data, offsets = text_buffers(ascii_spaced(texts))

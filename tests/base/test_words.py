@@ -86,6 +86,9 @@ def test_split_words_keeps_the_texts_type_skips_nulls_and_reads_only_its_slice()
     words, counts = split_words(pa.array(texts, pa.large_string()))
     assert words.to_pylist() == [w for t in texts for w in t.split()]
     assert counts.tolist() == [len(t.split()) for t in texts]
+    binary_words, binary_counts = split_words(pa.array([b"a  b", None], pa.binary()))
+    assert binary_words.type == pa.large_string() and binary_words.to_pylist() == ["a", "b"]
+    assert binary_counts.tolist() == [2, 0]
     empty_words, empty_counts = split_words(pa.array([], pa.large_string()))
     assert len(empty_words) == 0 and empty_counts.tolist() == []
 
