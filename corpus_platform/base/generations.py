@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -39,6 +40,51 @@ GENERATION_DIGITS = 5
 def generation_name(number: int) -> str:
     """The file stem of generation ``number``: ``g00000``, ``g00001``, ..."""
     return f"g{number:0{GENERATION_DIGITS}d}"
+
+
+TEXT = "text"
+
+
+@dataclass(frozen=True)
+class TextSource:
+    """Where the texts of a stage that does not store them are: the folder of the stage its
+    rows were made from, row for row (``normalized_splits/train`` takes them from
+    ``split_documents/train``), and that folder's generations the rows came from (None: every
+    one).
+
+    A stage that only changes numeric columns or an id's place carries no text of its own; a
+    reader puts the text back with :func:`with_texts`."""
+
+    folder: Path
+    generations: tuple[int, ...] | None = None
+
+
+def with_texts(table: pa.Table, shard: int, source: TextSource | None) -> pa.Table:
+    """``table`` (rows of logical shard ``shard`` of a stage that stores no text) with the
+    ``text`` column of the same shard of ``source`` in the place it has there. Unchanged when
+    ``source`` is None, when ``table`` has a text column already or when the source has none
+    (a tabular corpus).
+
+    Raises:
+        ValueError: The source's rows are not ``table``'s rows in the same order (a stage
+            rebuilt without the one it takes its text from).
+    """
+    path = part_path(source.folder, shard) if source is not None else None
+    if path is None or TEXT in table.column_names or not path.exists():
+        return table
+    schema = read_schema(path)
+    if TEXT not in schema.names:
+        return table
+    assert source is not None
+    texts = read_generations(source.folder, shard, source.generations, ["doc_id", TEXT])
+    if not texts.column("doc_id").equals(table.column("doc_id")):
+        raise ValueError(
+            f"{path}: its rows (generations {source.generations or 'all'}) are not the "
+            f"{len(table)} rows that take their text from it, in the same order; rebuild the "
+            "stages after it (corpus run --full)"
+        )
+    index = schema.get_field_index(TEXT)
+    return table.add_column(min(index, table.num_columns), schema.field(TEXT), texts.column(TEXT))
 
 
 def generation_of(path: Path) -> int:

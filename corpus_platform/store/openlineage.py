@@ -52,6 +52,8 @@ DERIVED: dict[str, dict[str, tuple[str, ...]]] = {
     "split_documents": {"component": ("entity", "cluster_id"), "bucket": ("entity", "cluster_id")},
     "training_mix": {"times_drawn": ("source", "doc_id")},
 }
+# the stage a stage's columns come from when it has several upstream stages
+PRIMARY_UPSTREAM = {"normalized_splits": "split_documents", "training_mix": "normalized_splits"}
 
 
 @dataclass(frozen=True)
@@ -234,15 +236,19 @@ class LineageEmitter:
         stages = [name for name in sorted(upstream) if (self.root / STAGE_ROOT / name).is_dir()]
         if not stages:
             return None
-        source = stages[-1] if asset not in ("normalized_splits",) else "split_documents"
-        namespace, path = self._dataset(source)
+        primary = PRIMARY_UPSTREAM.get(asset, stages[-1])
+        order = [primary, *(n for n in reversed(stages) if n != primary)]
+        schemas = {name: parquet_schema(self.root / STAGE_ROOT / name) for name in order}
         derived = DERIVED.get(asset, {})
-        upstream_columns = parquet_schema(self.root / STAGE_ROOT / source)
         fields = {}
         for column in columns:
-            inputs = derived.get(column) or ((column,) if column in upstream_columns else ())
+            # a column comes from the primary upstream stage, else the first that has it (the
+            # mix's text: split_documents, as normalized_splits stores none)
+            source = next((n for n in order if column in schemas[n]), primary)
+            inputs = derived.get(column) or ((column,) if column in schemas[source] else ())
             if not inputs:
                 continue
+            namespace, path = self._dataset(primary if column in derived else source)
             fields[column] = column_lineage_dataset.Fields(
                 inputFields=[
                     column_lineage_dataset.InputField(

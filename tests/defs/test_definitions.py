@@ -12,7 +12,7 @@ EXPECTED_DEPS = {
     "split_documents": {"deduplicated_documents"},
     "fitted_statistics": {"split_documents"},
     "normalized_splits": {"fitted_statistics", "split_documents"},
-    "training_mix": {"normalized_splits"},
+    "training_mix": {"normalized_splits", "split_documents"},  # the rows, their texts
     "training_shards": {"training_mix"},
 }
 # The checks each stage declares (defs/<family>/checks.py), as Dagster must show them.

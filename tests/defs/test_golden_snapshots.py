@@ -2,10 +2,11 @@
 of commit eafa1cf (before the layering change of issue 16).
 
 A deliberate change of an output (a new default, a new column) updates these ids in the same
-commit, with the reason in its message and in docs/upgrading.md. The last one: language
-identification defaults to fastText (``filters.language_backend``), so the sample's language
-scores, hence its rows' ``quality_score``, changed from filtered_documents on: the same rows pass
-the filters, and one duplicate cluster keeps another of its members (its best quality score).
+commit, with the reason in its message and in docs/upgrading.md. The last one:
+``normalized_splits`` stores no text (the mix takes it from ``split_documents``), so its files
+changed; the mix's and the shards' Parquet and tar files did not, only their manifests (which
+record the digests of the generations they were made from) and the dataset card. The one
+before: language identification defaults to fastText (``filters.language_backend``).
 """
 
 from corpus_platform.base.names import STAGES
@@ -16,9 +17,9 @@ EXPECTED = {
     "deduplicated_documents": "bd44e2aebcf3198af843c519bf49c7ce.dir",
     "split_documents": "a7f8a70ac20d4b53db77714b18d7145e.dir",
     "fitted_statistics": "95aadb7d58ff175d7a44177aa945f56f.dir",
-    "normalized_splits": "f91d2dcde69f23f7fb0afe8b34fc4b9a.dir",
-    "training_mix": "c8929a511c0f6cfbc15891108139f1ed.dir",
-    "training_shards": "c40fb7c3d10e96c0bf9dfe3561e25e4f.dir",
+    "normalized_splits": "36b40f6bba6a8fce951b9f8cb1dfcff7.dir",
+    "training_mix": "637be47bb1229cde8f5061294ecd65e5.dir",
+    "training_shards": "3ae1f27133869d0b1d96957f859ba897.dir",
 }
 
 

@@ -15,8 +15,8 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from corpus_platform.audit import input_targets
 from corpus_platform.base.generations import generation_path
 from corpus_platform.base.names import (
-    NORMALIZED_SPLITS,
     SHARDS_MANIFEST,
+    SPLIT_DOCUMENTS,
     STAGES,
     TRAIN,
     TRAINING_MIX,
@@ -121,8 +121,8 @@ def test_token_shares_follow_the_temperature_targets(token_builds) -> None:
         .to_pylist()
     }
     assert contaminated  # the sample plants benchmark passages; they are not available
-    available = by_source(
-        token_counts(root, data / NORMALIZED_SPLITS / TRAIN, contaminated), "available"
+    available = by_source(  # normalized_splits' train rows, whose text the split keeps
+        token_counts(root, data / SPLIT_DOCUMENTS / TRAIN, contaminated), "available"
     )
     weights = {s: n ** (1 / TEMPERATURE) for s, n in available.items()}
     target = {s: w / sum(weights.values()) for s, w in weights.items()}

@@ -77,6 +77,27 @@ def test_filtered_rows_carry_the_content_hash_of_their_published_text(built) -> 
     assert len(edited) >= 20 and len(edited) < len(rows)
 
 
+def test_the_text_is_stored_by_the_split_and_drawn_into_the_mix_from_it(built) -> None:
+    root, _, _ = built
+    data = root / "data"
+
+    def rows(folder: Path, columns: list[str] | None = None) -> pa.Table:
+        files = sorted(folder.glob("part-*.parquet/*.parquet"))
+        return pa.concat_tables(pq.read_table(p, columns=columns) for p in files)
+
+    for split in ("train", "validation", "test"):
+        normalized, source = (
+            rows(data / "normalized_splits" / split),
+            rows(data / "split_documents" / split),
+        )
+        assert "text" not in normalized.column_names and "text" in source.column_names
+        assert normalized.column("doc_id").equals(source.column("doc_id")), split
+    train = rows(data / "split_documents" / "train", ["doc_id", "text"]).to_pylist()
+    split_text = {r["doc_id"]: r["text"] for r in train}
+    mix = rows(data / "training_mix", ["doc_id", "text"]).to_pylist()
+    assert mix and all(split_text[r["doc_id"]] == r["text"] for r in mix)
+
+
 def test_raw_files_are_never_touched(built) -> None:
     root, _, raw_before = built
     assert tree_digest(root / "data" / "raw") == raw_before

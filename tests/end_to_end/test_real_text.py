@@ -179,7 +179,7 @@ def test_decontamination_drops_exactly_the_train_rows_holding_eval_text(real_pro
     root, _, _ = real_project
     lines = (root / EVAL_SET).read_text(encoding="utf-8").splitlines()
     evaluation = set().union(*(ngrams_13(json.loads(line)["text"]) for line in lines))
-    train = stage_texts(root / "data" / "normalized_splits" / "train")
+    train = stage_texts(root / "data" / "split_documents" / "train")  # normalized: no text
     holding = {doc_id for doc_id, text in train.items() if ngrams_13(text or "") & evaluation}
     dropped = stage_texts(root / "data" / "training_mix" / "contaminated")
     assert set(dropped) == holding and holding  # live: real passages reached the train split

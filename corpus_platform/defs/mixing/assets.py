@@ -1,6 +1,6 @@
 """training_mix: decontaminated train rows drawn by per-source proportions."""
 
-from corpus_platform.base.names import NORMALIZED_SPLITS, TRAINING_MIX
+from corpus_platform.base.names import NORMALIZED_SPLITS, SPLIT_DOCUMENTS, TRAINING_MIX
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.generations import STAGE_CODE, build_plan, upstream_generations
 from corpus_platform.defs.mixing.checks import (  # also registers the checks
@@ -29,11 +29,12 @@ MIX_SETTINGS = {"seed": (), "num_shards": (), "mix": ("tolerance",), "decontamin
 
 @stage_asset(
     TRAINING_MIX_CHECKS,
-    deps=[NORMALIZED_SPLITS],
+    deps=[NORMALIZED_SPLITS, SPLIT_DOCUMENTS],  # the train rows, and their texts
     group_name="mix",
     kinds={"parquet", "dvc"},
-    description="The training set: normalized train rows, minus rows sharing a word n-gram with an "
-    "evaluation set (decontamination.action: drop; kept aside under contaminated/), drawn per "
+    description="The training set: normalized train rows (their texts from split_documents), "
+    "minus rows sharing a word n-gram with an evaluation set (decontamination.action: drop; kept "
+    "aside under contaminated/), drawn per "
     "source by the configured proportions (or temperature shares) in documents or tokens "
     "(mix.unit); each row carries times_drawn, and its token count (tokens) in tokens. Within "
     "a mix.epoch an append draws only its new train rows, at the epoch's rates, as a new "

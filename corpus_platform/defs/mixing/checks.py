@@ -5,7 +5,8 @@ from functools import partial
 from pathlib import Path
 
 from corpus_platform.base.checks import CheckOutcome
-from corpus_platform.base.names import NORMALIZED_SPLITS, TRAIN, TRAINING_MIX
+from corpus_platform.base.generations import TextSource
+from corpus_platform.base.names import NORMALIZED_SPLITS, SPLIT_DOCUMENTS, TRAIN, TRAINING_MIX
 from corpus_platform.base.shards import read_manifest
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import StageChecks
@@ -92,7 +93,12 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
     engine, shards = corpus.engine(config), range(config.num_shards)
     available: Counter[str] = Counter()
     for part in engine.map_shards(
-        partial(source_units, folder=corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN, counter=counter),
+        partial(
+            source_units,
+            folder=corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN,
+            counter=counter,
+            texts=TextSource(corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN),
+        ),
         shards,
     ):
         available.update(part)

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from corpus_platform.base.files import file_md5
-from corpus_platform.base.generations import link_published
+from corpus_platform.base.generations import TextSource, link_published
 from corpus_platform.base.hashing import fingerprint
-from corpus_platform.base.names import NORMALIZED_SPLITS, TRAIN
+from corpus_platform.base.names import NORMALIZED_SPLITS, SPLIT_DOCUMENTS, TRAIN
 from corpus_platform.base.shards import read_manifest
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.generations import BuildPlan
+from corpus_platform.defs.generations import GENERATIONS, BuildPlan
 from corpus_platform.defs.mixing.checks import eval_ngrams
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.mixing.mix import decontaminate_shard, draw_shard
@@ -55,6 +55,18 @@ def eval_digest(corpus: CorpusProject, config: CorpusConfig) -> str:
     return fingerprint(f"{name}\0{file_md5(corpus.root_path / path)}" for name, path in sets)
 
 
+def train_texts(corpus: CorpusProject, generations: tuple[int, ...] | None) -> TextSource:
+    """Where the texts of normalized_splits' train rows are (it stores none): split_documents'
+    train, its generations that ``generations`` of normalized_splits were made from (every one
+    for None), in order."""
+    if generations is None:
+        return TextSource(corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN)
+    wanted = set(generations)
+    entries = read_manifest(corpus.stage_dir(NORMALIZED_SPLITS)).get(GENERATIONS) or []
+    taken = {int(u) for e in entries if int(e["generation"]) in wanted for u in e["upstream"]}
+    return TextSource(corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN, tuple(sorted(taken)))
+
+
 def draw(
     corpus: CorpusProject,
     config: CorpusConfig,
@@ -80,7 +92,12 @@ def draw(
         drop=settings.action == "drop",
         counter=counter,
     )
-    clean = partial(clean, generations=generations, generation=build.generation)
+    clean = partial(
+        clean,
+        generations=generations,
+        generation=build.generation,
+        texts=train_texts(corpus, generations),
+    )
     found = Drawn()
     for per_source, per_set, per_source_tokens in engine.map_shards(clean, shards):
         found.available.update(per_source)

@@ -19,7 +19,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.generations import generation_path, read_generations
+from corpus_platform.base.generations import (
+    TextSource,
+    generation_path,
+    read_generations,
+    with_texts,
+)
 from corpus_platform.base.hashing import unit_interval
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
@@ -105,19 +110,20 @@ def decontaminate_shard(
     counter: TokenCounter | None = None,
     generations: tuple[int, ...] | None = None,
     generation: int = 0,
+    texts: TextSource | None = None,
 ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     """Write one shard's rows free of evaluation n-grams to ``clean`` (all rows when not
     dropping) and the contaminated ones, with the sets they hit, to ``removed`` (as generation
     ``generation``). With a ``counter`` the clean rows get a ``tokens`` column, their token
-    counts. ``generations``: only the rows of those generations of ``folder`` (an append).
+    counts. ``generations``: only the rows of those generations of ``folder`` (an append);
+    ``texts``: where their text is when ``folder`` stores none (normalized_splits).
 
     Returns:
         (rows per source written to ``clean``, contaminated rows per evaluation set, tokens per
         source written to ``clean``: empty without a counter).
     """
-    table = read_generations(folder, shard, generations)
-    texts = _texts(table)
-    hits = contaminating_sets_of(texts, eval_ngrams, ngram)
+    table = with_texts(read_generations(folder, shard, generations), shard, texts)
+    hits = contaminating_sets_of(_texts(table), eval_ngrams, ngram)
     per_set: Counter[str] = Counter(name for h in hits for name in h)
     dirty = pa.array([bool(h) for h in hits], pa.bool_())
     if drop:
@@ -148,13 +154,17 @@ def source_units(
     folder: Path,
     counter: TokenCounter | None,
     generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> dict[str, int]:
     """Rows per source of one shard, or (with a ``counter``) tokens per source, counted from
     the text; a missing shard counts nothing (a ``contaminated/`` folder that was not written).
-    ``generations``: only the rows of those generations."""
+    ``generations``: only the rows of those generations; ``texts``: where the text is when
+    ``folder`` stores none."""
     if not part_path(folder, shard).exists():
         return {}
     table = read_generations(folder, shard, generations, ["source"] if counter is None else None)
+    if counter is not None:
+        table = with_texts(table, shard, texts)
     sources = table.column("source").to_pylist()
     units = [1] * len(sources) if counter is None else counter.count(_texts(table))
     total: Counter[str] = Counter()

@@ -22,11 +22,11 @@ task), the bytes ``webdataset.ShardWriter`` writes at a fraction of ``tarfile``'
 member, with a fixed mtime, owner and mode, uncompressed (gzip would stamp the time), so equal
 samples give byte-identical files; its size is asserted equal to the plan.
 
-Steps (:func:`build_shards`): :func:`explode_shard` (per mix shard, on the engine: samples,
-keys, sizes, tokens, to scratch), :func:`plan_shards` (one engine task: global order and
-boundaries; it holds an order hash, a key and four numbers per sample, never a text: a worker
-does, not the process that runs the build),
-:func:`scatter_shard` (per mix shard: its samples into one scratch file per output shard),
+Steps (:func:`build_shards`): :func:`explode_shard` (per mix shard, on the engine: samples
+without their text, keys, sizes, tokens, to scratch), :func:`plan_shards` (one engine task:
+global order and boundaries; it holds an order hash, a key and four numbers per sample, never a
+text: a worker does, not the process that runs the build), :func:`scatter_shard` (per mix
+shard: its samples, each with its text from the mix, into one scratch file per output shard),
 :func:`write_shard` (per output shard: tar, Parquet and their manifest entries).
 """
 
@@ -70,6 +70,8 @@ PARQUET_ROW_GROUP = 1024  # samples per row group: the loader reads only the gro
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 JSON_COLUMN = "_json"  # scratch only: the encoded metadata of each sample
 TOKENS_COLUMN = "_tokens"  # scratch only: its whitespace words
+ROW_COLUMN = "_row"  # scratch only: a sample's row in its mix shard, where its text is
+TEXT = "text"
 
 
 def shard_name(index: int, fmt: str) -> str:
@@ -154,25 +156,34 @@ def explode_shard(
     the encoded metadata) to ``scratch/samples``, and per sample its order hash, key, tar
     bytes, tokens (counted by ``counter``, the mix's, or as whitespace words without one), this
     shard and its index in that file to :func:`order_path`; return the samples. ``generations``:
-    the rows of those mix generations only (every row for None)."""
+    the rows of those mix generations only (every row for None).
+
+    The samples file holds no text: a sample's ``text`` is a null placeholder and ``_row`` its
+    row in the mix shard, from which :func:`scatter_shard` takes the text, so a text drawn
+    ``k`` times is not written ``k`` times to scratch and read back."""
     table = read_generations(folder, shard, generations)
-    tokens = sample_tokens(_text_column(table), counter)
+    texts = _text_column(table)
+    tokens = sample_tokens(texts, counter)
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
     starts = np.cumsum(drawn) - drawn
     draws = np.arange(len(rows), dtype=np.int64) - np.repeat(starts, drawn)
-    samples = table.take(pa.array(rows, pa.int64()))
+    has_text = TEXT in table.column_names
+    samples = table.drop_columns([TEXT] if has_text else []).take(pa.array(rows, pa.int64()))
     doc_ids = samples.column("doc_id").to_pylist()
     keys = [sample_key(d, int(n)) for d, n in zip(doc_ids, draws, strict=True)]
     samples = samples.add_column(0, "draw", pa.array(draws, pa.int32()))
     samples = samples.add_column(0, "key", pa.array(keys, pa.string()))
-    meta = samples.drop_columns([c for c in ("text",) if c in samples.column_names])
-    encoded = [metadata_json(row) for row in meta.to_pylist()]
+    encoded = [metadata_json(row) for row in samples.to_pylist()]
+    if has_text:  # in its place among the columns, for write_shard's Parquet file
+        where = table.schema.get_field_index(TEXT) + 2  # after key and draw
+        samples = samples.add_column(where, pa.field(TEXT, pa.null()), pa.nulls(len(rows)))
     samples = samples.append_column(JSON_COLUMN, pa.array(encoded, pa.binary()))
     samples = samples.append_column(TOKENS_COLUMN, pa.array(np.repeat(tokens, drawn)))
+    samples = samples.append_column(ROW_COLUMN, pa.array(rows, pa.int64()))
     write_parquet(samples, part_path(scratch / "samples", shard), **SCRATCH_OPTIONS)
-    texts = _text_column(samples)
-    text_bytes = pc.fill_null(pc.binary_length(texts), 0).to_numpy().astype(np.int64)
+    row_bytes = pc.fill_null(pc.binary_length(texts), 0).to_numpy().astype(np.int64)
+    text_bytes = np.repeat(row_bytes, drawn)
     json_bytes = np.fromiter((len(e) for e in encoded), np.int64, len(encoded))
     sizes = [
         member_bytes(int(t)) + member_bytes(int(j))
@@ -266,12 +277,22 @@ def bucket_path(scratch: Path, shard: int, mix_shard: int) -> Path:
     return part_path(scratch / "buckets" / f"{shard:06d}", mix_shard)
 
 
-def scatter_shard(shard: int, scratch: Path) -> int:
+def scatter_shard(
+    shard: int, scratch: Path, folder: Path, generations: tuple[int, ...] | None = None
+) -> int:
     """Split mix shard ``shard``'s samples by output shard (with their positions) into
-    :func:`bucket_path` files; return the samples written."""
+    :func:`bucket_path` files, each with its text taken from the mix in ``folder`` (the rows of
+    its ``generations``, as :func:`explode_shard` read them); return the samples written."""
     samples = read_parquet(part_path(scratch / "samples", shard))
     plan = read_parquet(part_path(scratch / "plan", shard))
-    placed = samples.take(plan.column("index")).append_column("_position", plan.column("position"))
+    placed = samples.take(plan.column("index"))
+    if TEXT in placed.column_names:
+        mix = read_generations(folder, shard, generations, [TEXT])
+        texts = mix.column(TEXT).take(placed.column(ROW_COLUMN))
+        where = placed.schema.get_field_index(TEXT)
+        placed = placed.set_column(where, mix.schema.field(TEXT), texts)
+    placed = placed.drop_columns([ROW_COLUMN])
+    placed = placed.append_column("_position", plan.column("position"))
     targets = plan.column("shard").to_numpy()
     for target in np.unique(targets):
         chosen = placed.filter(pa.array(targets == target))
@@ -357,7 +378,8 @@ def build_shards(
         max_samples=max_samples,
     )
     plan = engine.map_shards(planner, [0])[0]
-    engine.map_shards(partial(scatter_shard, scratch=scratch), mix_shards)
+    scatter = partial(scatter_shard, scratch=scratch, folder=mix, generations=mix_generations)
+    engine.map_shards(scatter, mix_shards)
     planned = json.dumps([p["tar_bytes"] for p in plan])
     (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
     task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)

@@ -19,10 +19,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.generations import generation_path, read_generations
+from corpus_platform.base.generations import TEXT, generation_path, read_generations
 from corpus_platform.base.hashing import fingerprint
 from corpus_platform.base.names import SPLITS
-from corpus_platform.base.shards import iter_batches, part_path, read_shard, write_parquet
+from corpus_platform.base.shards import (
+    iter_batches,
+    part_path,
+    read_schema,
+    read_shard,
+    write_parquet,
+)
 from corpus_platform.base.words import Words, text_buffers
 from corpus_platform.kernels.statistics.topk import write_count_table
 
@@ -283,8 +289,10 @@ def normalize_shard(
 ) -> int:
     """Z-score one shard's features with frozen train statistics, as generation ``generation``
     of ``staging``; return rows written. ``generations``: only the rows of those generations of
-    ``folder`` (an append), every row for None."""
-    table = read_generations(folder, shard, generations)
+    ``folder`` (an append), every row for None. The text is not written again: a reader takes
+    it from ``folder``, row for row (:func:`~corpus_platform.base.generations.with_texts`)."""
+    columns = [c for c in read_schema(part_path(folder, shard)).names if c != TEXT]
+    table = read_generations(folder, shard, generations, columns)
     for name, stats in features.items():
         index = table.schema.get_field_index(name)
         std = stats["std"] or 1.0

@@ -1,0 +1,62 @@
+"""A stage that stores no text gets it back from the stage its rows were made from."""
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from corpus_platform.base.generations import TextSource, generation_path, with_texts
+from corpus_platform.base.shards import write_parquet
+
+
+def split_rows(ids: list[str]) -> pa.Table:
+    return pa.table(
+        {
+            "doc_id": ids,
+            "text": [f"text of {i} ✓" for i in ids],
+            "source": ["web"] * len(ids),
+            "f1": [float(len(i)) for i in ids],
+        }
+    )
+
+
+def write_split(folder: Path) -> None:
+    write_parquet(split_rows(["a", "b", "c"]), generation_path(folder, 0, 0))
+    write_parquet(split_rows(["d", "e"]), generation_path(folder, 0, 1))
+    write_parquet(split_rows(["f"]), generation_path(folder, 0, 2))
+
+
+def without_text(table: pa.Table) -> pa.Table:
+    return table.drop_columns(["text"])
+
+
+def test_the_text_comes_back_in_its_place_for_every_generation_or_some(tmp_path: Path) -> None:
+    write_split(tmp_path / "split")
+    whole = pa.concat_tables(
+        [split_rows(["a", "b", "c"]), split_rows(["d", "e"]), split_rows(["f"])]
+    )
+    rows = with_texts(without_text(whole), 0, TextSource(tmp_path / "split"))
+    assert rows.equals(whole)
+    assert rows.column_names == ["doc_id", "text", "source", "f1"]
+    later = pa.concat_tables([split_rows(["d", "e"]), split_rows(["f"])])
+    assert with_texts(without_text(later), 0, TextSource(tmp_path / "split", (1, 2))).equals(later)
+
+
+def test_rows_that_are_not_the_sources_fail_with_the_file_and_the_fix(tmp_path: Path) -> None:
+    write_split(tmp_path / "split")
+    other = without_text(split_rows(["d", "e"]))
+    with pytest.raises(ValueError, match=r"part-00000\.parquet.*corpus run --full"):
+        with_texts(other, 0, TextSource(tmp_path / "split", (0,)))
+    reordered = without_text(split_rows(["b", "a", "c"]))
+    with pytest.raises(ValueError, match="same order"):
+        with_texts(reordered, 0, TextSource(tmp_path / "split", (0,)))
+
+
+def test_a_table_with_text_or_a_source_without_text_is_left_as_it_is(tmp_path: Path) -> None:
+    write_split(tmp_path / "split")
+    rows = split_rows(["a", "b", "c"])
+    assert with_texts(rows, 0, TextSource(tmp_path / "split", (1,))) is rows
+    assert with_texts(without_text(rows), 0, None).column_names == ["doc_id", "source", "f1"]
+    tabular = without_text(rows)
+    write_parquet(tabular, generation_path(tmp_path / "tabular", 0, 0))
+    assert with_texts(tabular, 0, TextSource(tmp_path / "tabular")) is tabular
