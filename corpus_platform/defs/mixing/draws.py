@@ -82,9 +82,10 @@ def draw(
     settings, engine = config.decontamination, corpus.engine(config)
     shards = range(config.num_shards)
     generations = tuple(int(g) for g in build.new) if build.appends else None
+    train = corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN
     clean = partial(
         decontaminate_shard,
-        folder=corpus.stage_dir(NORMALIZED_SPLITS) / TRAIN,
+        folder=train,
         clean=scratch,
         removed=staging / "contaminated",
         eval_ngrams=eval_ngrams(corpus, config),
@@ -92,12 +93,8 @@ def draw(
         drop=settings.action == "drop",
         counter=counter,
     )
-    clean = partial(
-        clean,
-        generations=generations,
-        generation=build.generation,
-        texts=train_texts(corpus, generations),
-    )
+    texts = train_texts(corpus, generations)
+    clean = partial(clean, generations=generations, generation=build.generation, texts=texts)
     found = Drawn()
     for per_source, per_set, per_source_tokens in engine.map_shards(clean, shards):
         found.available.update(per_source)
@@ -106,9 +103,10 @@ def draw(
     if rates is None:
         units = found.available_tokens if counter is not None else found.available
         rates = plan_of(config, dict(sorted(units.items()))).rates
-    task = partial(draw_shard, folder=scratch, staging=staging, rates=rates, seed=config.seed)
+    task = partial(draw_shard, folder=train, staging=staging, rates=rates, seed=config.seed)
+    task = partial(task, generation=build.generation, kept=scratch)
     for per_source, per_source_tokens in engine.map_shards(
-        partial(task, generation=build.generation), shards
+        partial(task, generations=generations, texts=texts), shards
     ):
         found.drawn.update(per_source)
         found.drawn_tokens.update(per_source_tokens)

@@ -16,6 +16,7 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,7 +30,7 @@ from corpus_platform.base.hashing import unit_interval
 from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
     part_path,
-    read_shard,
+    read_parquet,
     write_parquet,
 )
 from corpus_platform.kernels.mixing.decontam import EvalNgrams, contaminating_sets_of
@@ -37,6 +38,7 @@ from corpus_platform.kernels.mixing.plan import MixError
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 
 TOKENS = "tokens"  # the column of a row's token count (mix.unit: tokens)
+ROW = "_row"  # scratch only: a clean row's position among its shard's rows
 
 
 def times_drawn(doc_id: str, rate: float, seed: int) -> int:
@@ -52,14 +54,25 @@ def draw_shard(
     rates: dict[str, float],
     seed: int,
     generation: int = 0,
+    kept: Path | None = None,
+    generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Write one shard of the mix with a ``times_drawn`` column, as generation ``generation``.
+    """Write one shard of the mix with a ``times_drawn`` column, as generation ``generation``:
+    the rows of ``folder`` (of its ``generations``, with their text from ``texts`` when
+    ``folder`` stores none), or only those :func:`decontaminate_shard` kept (its scratch folder
+    ``kept``: their positions, and their token counts as a ``tokens`` column).
 
     Returns:
         (draws per source, drawn tokens per source: ``times_drawn x tokens``, empty when the
         rows have no ``tokens`` column).
     """
-    table = read_shard(folder, shard)
+    table = with_texts(read_generations(folder, shard, generations), shard, texts)
+    if kept is not None:
+        chosen = read_parquet(part_path(kept, shard))
+        table = table.take(chosen.column(ROW))
+        if TOKENS in chosen.column_names:
+            table = table.append_column(TOKENS, chosen.column(TOKENS))
     draws = [
         times_drawn(d, rates.get(s, 0.0), seed)
         for d, s in zip(
@@ -112,22 +125,26 @@ def decontaminate_shard(
     generation: int = 0,
     texts: TextSource | None = None,
 ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-    """Write one shard's rows free of evaluation n-grams to ``clean`` (all rows when not
-    dropping) and the contaminated ones, with the sets they hit, to ``removed`` (as generation
-    ``generation``). With a ``counter`` the clean rows get a ``tokens`` column, their token
-    counts. ``generations``: only the rows of those generations of ``folder`` (an append);
-    ``texts``: where their text is when ``folder`` stores none (normalized_splits).
+    """Find one shard's rows free of evaluation n-grams (all rows when not dropping) and write
+    their positions among the shard's rows to ``clean`` (:func:`draw_shard` reads the rows
+    again and takes them: no copy of their text in scratch), the contaminated rows, with the
+    sets they hit, to ``removed`` (as generation ``generation``). With a ``counter`` the clean
+    rows' token counts go with their positions (the mix's ``tokens`` column). ``generations``:
+    only the rows of those generations of ``folder`` (an append); ``texts``: where their text
+    is when ``folder`` stores none (normalized_splits).
 
     Returns:
         (rows per source written to ``clean``, contaminated rows per evaluation set, tokens per
         source written to ``clean``: empty without a counter).
     """
     table = with_texts(read_generations(folder, shard, generations), shard, texts)
+    table = table.append_column(ROW, pa.array(np.arange(len(table), dtype=np.int64)))
     hits = contaminating_sets_of(_texts(table), eval_ngrams, ngram)
     per_set: Counter[str] = Counter(name for h in hits for name in h)
     dirty = pa.array([bool(h) for h in hits], pa.bool_())
     if drop:
-        flagged = table.append_column("eval_sets", pa.array(hits, pa.list_(pa.string())))
+        flagged = table.drop_columns([ROW])
+        flagged = flagged.append_column("eval_sets", pa.array(hits, pa.list_(pa.string())))
         write_parquet(flagged.filter(dirty), generation_path(removed, shard, generation))
         table = table.filter(pc.invert(dirty))
     tokens: Counter[str] = Counter()
@@ -145,7 +162,8 @@ def decontaminate_shard(
         table = table.append_column(TOKENS, pa.array(counts, pa.int64()))
         for source, n in zip(table.column("source").to_pylist(), counts, strict=True):
             tokens[source] += n
-    write_parquet(table, part_path(clean, shard), **SCRATCH_OPTIONS)  # the draw's input
+    chosen = table.select([ROW, TOKENS] if counter is not None else [ROW])
+    write_parquet(chosen, part_path(clean, shard), **SCRATCH_OPTIONS)  # the draw's choice
     return dict(Counter(table.column("source").to_pylist())), dict(per_set), dict(tokens)
 
 
