@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.files import digest_files
 from corpus_platform.base.shards import (
     MANIFEST,
@@ -66,19 +67,25 @@ def with_texts(table: pa.Table, shard: int, source: TextSource | None) -> pa.Tab
     (a tabular corpus).
 
     Raises:
-        ValueError: The source's rows are not ``table``'s rows in the same order (a stage
-            rebuilt without the one it takes its text from).
+        CorpusError: The source's rows are not ``table``'s rows in the same order, or its shard
+            is missing (a stage rebuilt without the one it takes its text from).
     """
-    path = part_path(source.folder, shard) if source is not None else None
-    if path is None or TEXT in table.column_names or not path.exists():
+    if source is None or TEXT in table.column_names:
         return table
+    path = part_path(source.folder, shard)
+    if not path.exists():
+        if not len(table):
+            return table
+        raise CorpusError(
+            f"{path}: missing, and {len(table)} rows take their text from it; rebuild the "
+            "stages after it (corpus run --full)"
+        )
     schema = read_schema(path)
     if TEXT not in schema.names:
         return table
-    assert source is not None
     texts = read_generations(source.folder, shard, source.generations, ["doc_id", TEXT])
     if not texts.column("doc_id").equals(table.column("doc_id")):
-        raise ValueError(
+        raise CorpusError(
             f"{path}: its rows (generations {source.generations or 'all'}) are not the "
             f"{len(table)} rows that take their text from it, in the same order; rebuild the "
             "stages after it (corpus run --full)"

@@ -5,6 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.generations import TextSource, generation_path, with_texts
 from corpus_platform.base.shards import write_parquet
 
@@ -45,10 +46,10 @@ def test_the_text_comes_back_in_its_place_for_every_generation_or_some(tmp_path:
 def test_rows_that_are_not_the_sources_fail_with_the_file_and_the_fix(tmp_path: Path) -> None:
     write_split(tmp_path / "split")
     other = without_text(split_rows(["d", "e"]))
-    with pytest.raises(ValueError, match=r"part-00000\.parquet.*corpus run --full"):
+    with pytest.raises(CorpusError, match=r"part-00000\.parquet.*corpus run --full"):
         with_texts(other, 0, TextSource(tmp_path / "split", (0,)))
     reordered = without_text(split_rows(["b", "a", "c"]))
-    with pytest.raises(ValueError, match="same order"):
+    with pytest.raises(CorpusError, match="same order"):
         with_texts(reordered, 0, TextSource(tmp_path / "split", (0,)))
 
 
@@ -60,3 +61,10 @@ def test_a_table_with_text_or_a_source_without_text_is_left_as_it_is(tmp_path: P
     tabular = without_text(rows)
     write_parquet(tabular, generation_path(tmp_path / "tabular", 0, 0))
     assert with_texts(tabular, 0, TextSource(tmp_path / "tabular")) is tabular
+
+
+def test_rows_whose_source_shard_is_missing_fail_unless_there_are_none(tmp_path: Path) -> None:
+    rows = without_text(split_rows(["a"]))
+    with pytest.raises(CorpusError, match=r"missing, and 1 rows.*corpus run --full"):
+        with_texts(rows, 0, TextSource(tmp_path / "nowhere"))
+    assert with_texts(rows.slice(0, 0), 0, TextSource(tmp_path / "nowhere")).num_rows == 0
