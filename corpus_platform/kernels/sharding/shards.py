@@ -46,7 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.generations import read_generations
+from corpus_platform.base.generations import TEXT, read_generations
 from corpus_platform.base.hashing import stable_hash, stable_hex
 from corpus_platform.base.names import PARQUET, WEBDATASET
 from corpus_platform.base.shards import (
@@ -71,7 +71,6 @@ SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 JSON_COLUMN = "_json"  # scratch only: the encoded metadata of each sample
 TOKENS_COLUMN = "_tokens"  # scratch only: its whitespace words
 ROW_COLUMN = "_row"  # scratch only: a sample's row in its mix shard, where its text is
-TEXT = "text"
 
 
 def shard_name(index: int, fmt: str) -> str:
