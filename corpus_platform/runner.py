@@ -18,6 +18,7 @@ from corpus_platform.defs.checks import plain_metadata
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.schedules import BUILD_JOB
 from corpus_platform.defs.stages import STAGE_CHECKS
+from corpus_platform.engine import warm_engine
 from corpus_platform.store.lock import LOCKED, project_lock
 from corpus_platform.store.releases import record_release
 
@@ -271,6 +272,16 @@ def batch_tags(
     return partition_range_tags(sync_raw_batches(instance, names))
 
 
+def _warm(project: CorpusProject) -> None:
+    """Start the engine's workers while Dagster starts the run (:func:`warm_engine`); a config
+    that does not load starts nothing (the run reports its error)."""
+    try:
+        engine = project.load().engine
+    except (CorpusError, ValueError, OSError):
+        return
+    warm_engine(engine.kind, engine.workers)
+
+
 def run_build(
     root: Path,
     config_file: str = "corpus.yaml",
@@ -297,6 +308,7 @@ def run_build(
     project = CorpusProject(
         root=str(root), config_file=config_file, full=full, reingest=list(reingest)
     )
+    _warm(project)
     defs = build_definitions(project)
     log_file = root / LOG_DIR / f"build-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)

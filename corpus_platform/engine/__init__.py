@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Protocol, TypeVar
 
-from corpus_platform.engine.local import LocalEngine, shutdown_local_pools
+from corpus_platform.engine.local import LocalEngine, shutdown_local_pools, warm
 
 Result = TypeVar("Result")
 
@@ -65,6 +65,14 @@ def shutdown_pools() -> None:
     dask_engine = sys.modules.get("corpus_platform.engine.dask_cluster")
     if dask_engine is not None:
         dask_engine.close_clients()
+
+
+def warm_engine(kind: str, workers: int) -> None:
+    """Start the engine's workers ahead of its first map, without waiting for them: the local
+    engine's pool and fork server (:func:`~corpus_platform.engine.local.warm`); nothing for
+    Dask, whose workers start with their cluster."""
+    if kind == "local":
+        warm(workers)
 
 
 def engine_for(kind: str, workers: int, address: str | None = None) -> Engine:

@@ -40,7 +40,7 @@ from corpus_platform.kernels.filtering.batch_summaries import (
     write_summary,
 )
 from corpus_platform.kernels.filtering.filters import load_blocklist
-from corpus_platform.kernels.filtering.stage import FilterSummary, filter_shard
+from corpus_platform.kernels.filtering.stage import FilterSummary, filter_batch_task
 from corpus_platform.store.datasets import candidate_folder
 from corpus_platform.store.provenance import stage_code_version
 
@@ -65,14 +65,6 @@ def resolved_filters(corpus: CorpusProject, config: CorpusConfig) -> FilterConfi
     return config.filters.model_copy(
         update={"blocklist": str(corpus.root_path / config.filters.blocklist)}
     )
-
-
-def filter_batch_task(
-    index: int, tasks: tuple[tuple[int, str], ...], **kwargs: object
-) -> FilterSummary:
-    """Filter the ``index``-th (shard, batch) file of ``tasks`` (an engine task: picklable)."""
-    shard, batch = tasks[index]
-    return filter_shard(shard, batch=batch, **kwargs)  # type: ignore[arg-type]
 
 
 def filter_new_batches(

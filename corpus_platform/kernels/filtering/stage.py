@@ -132,6 +132,15 @@ def filter_shard(
     return _write(table, staging, texts, verdicts, replacements, summary, seed)
 
 
+def filter_batch_task(
+    index: int, tasks: tuple[tuple[int, str], ...], **kwargs: object
+) -> FilterSummary:
+    """Filter the ``index``-th (shard, batch) file of ``tasks``: an engine task, defined here
+    and not beside the asset, so that a worker unpickling it imports no Dagster."""
+    shard, batch = tasks[index]
+    return filter_shard(shard, batch=batch, **kwargs)  # type: ignore[arg-type]
+
+
 def _language_verdicts(
     texts: list[str | None], sources: list[str], failed: np.ndarray, config: FilterConfig
 ) -> list[Verdict | None]:

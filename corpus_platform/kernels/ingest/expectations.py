@@ -1,11 +1,11 @@
 """The Great Expectations suite of raw_documents: schema, ids, types and value ranges.
 
-This is the only module that imports Great Expectations, and only when a suite is built (the
-import takes about two seconds, so the Dagster process, which only hands shards to the engine's
-workers, never pays it). Each shard is validated as a pandas frame against an ephemeral context
-(its text column as the texts' lengths: no expectation reads a text);
-failures name the expectation, the column and example rows. Ids need only per-shard uniqueness:
-a row's shard is a function of its id.
+This is the only module that imports Great Expectations, and only when a suite is built or a
+local engine's fork server preloads it (the import takes about three seconds, so the Dagster
+process, which only hands shards to the engine's workers, never pays it). Each shard is
+validated as a pandas frame against an ephemeral context (its text column as the texts'
+lengths: no expectation reads a text); failures name the expectation, the column and example
+rows. Ids need only per-shard uniqueness: a row's shard is a function of its id.
 """
 
 from __future__ import annotations
@@ -81,13 +81,20 @@ def build_suite(
     return suite
 
 
-@cache
-def _context() -> Any:
-    """The ephemeral context every suite is built and validated in. Great Expectations reads
-    its analytics and progress-bar switches from the environment when it is imported, which
-    happens here first, in the process that validates (an engine worker)."""
+def import_great_expectations() -> None:
+    """Import Great Expectations with its analytics and progress bars off: it reads both
+    switches from the environment when it is imported, which happens here first, in the process
+    that validates (an engine worker) or in the fork server that workers are forked from
+    (:mod:`corpus_platform.engine.worker_preload`)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("TQDM_DISABLE", "1")
+    import great_expectations  # noqa: F401
+
+
+@cache
+def _context() -> Any:
+    """The ephemeral context every suite is built and validated in."""
+    import_great_expectations()
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine
