@@ -43,6 +43,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from run_benchmarks import peak_mb, worker_processes
 from webcorpus import WebCorpus, closure
 
 from corpus_platform import kernel_cache
@@ -190,9 +191,11 @@ def _ours_child(folder: Path, shards: int, workers: int, params: DedupParams, ou
     clusters, similar = out / "clusters", out / "similar_pairs.parquet"
     cluster_to_disk(out / "scratch", shards, params, clusters, similar, engine=engine)
     seconds = time.perf_counter() - start
+    # the workers' own peaks, read while they live: they are the engine's fork server's
+    # children, not this process's, so RUSAGE_CHILDREN never counts them
+    children = max((peak_mb(pid) for pid in worker_processes()[2]), default=0.0)
     shutdown_pools()
     own = _peak_mb()
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     members = pq.read_table(clusters, columns=["cluster_id", "doc_id"]).to_pylist()
     pairs = sorted(
         (m["cluster_id"], m["doc_id"]) for m in members if m["doc_id"] != m["cluster_id"]

@@ -102,20 +102,42 @@ def idle_share(start: tuple[int, int], end: tuple[int, int]) -> float:
     return (end[0] - start[0]) / ticks if ticks else 0.0
 
 
-def children() -> list[int]:
-    """Process ids of this process's live children."""
+def children(pid: int | str = "self") -> list[int]:
+    """Process ids of a process's live children."""
     pids: list[int] = []
-    for task in Path("/proc/self/task").iterdir():
-        pids += [int(p) for p in (task / "children").read_text().split()]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            pids += [int(p) for p in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
     return sorted(pids)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return b""
 
 
 def is_dvc_helper(pid: int) -> bool:
     """Whether a child is the DVC helper (corpus_platform/store/dvc_process.py), not a worker."""
-    try:
-        return b"corpus_platform.store.dvc_process" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return False
+    return b"corpus_platform.store.dvc_process" in _cmdline(pid)
+
+
+def is_fork_server(pid: int) -> bool:
+    """Whether a child is the local engine's fork server (its workers are its children)."""
+    return b"multiprocessing.forkserver" in _cmdline(pid)
+
+
+def worker_processes() -> tuple[list[int], list[int], list[int]]:
+    """(DVC helpers, fork servers, engine workers) among this process's children and the fork
+    servers' children: the local engine forks its workers from a fork server."""
+    helpers = [pid for pid in children() if is_dvc_helper(pid)]
+    servers = [pid for pid in children() if is_fork_server(pid)]
+    workers = [pid for pid in children() if pid not in helpers and pid not in servers]
+    workers += [pid for server in servers for pid in children(server)]
+    return helpers, servers, workers
 
 
 def our_filters(texts: list[str], sources: list[str], urls: list[str], config_path: Path) -> dict:
@@ -218,9 +240,10 @@ def _build_child(project: Path, out: Path) -> None:
     report = run_build(project, instance=dg.DagsterInstance.ephemeral(), progress=True)
     sys.stdout = sys.__stdout__
     total, idle = time.perf_counter() - start, idle_share(cpu_start, cpu_times())
-    helpers = [pid for pid in children() if is_dvc_helper(pid)]
-    workers = [peak_mb(pid) for pid in children() if pid not in helpers]
+    helpers, servers, worker_pids = worker_processes()
+    workers = [peak_mb(pid) for pid in worker_pids]
     dvc_mb = max([peak_mb(pid) for pid in helpers], default=0.0)
+    server_mb = max([peak_mb(pid) for pid in servers], default=0.0)
     shutdown_pools()  # a multiprocessing child's exit would wait for its pool's workers
     result = {
         "ok": report.ok,
@@ -237,6 +260,7 @@ def _build_child(project: Path, out: Path) -> None:
         "stage_mb": stages.peaks,
         "worker_mb": sorted((w for w in workers if w), reverse=True),
         "dvc_helper_mb": dvc_mb,
+        "fork_server_mb": server_mb,
     }
     out.write_text(json.dumps(result), encoding="utf-8")
 
@@ -365,6 +389,11 @@ def stage_table(built: dict) -> list[str]:
         f"{total / megabytes:,.2f} s. Peak resident memory (VmHWM): {built['driver_mb']:,.0f} MB "
         f"in the Dagster process; engine workers: {workers} MB"
         + (f"; DVC helper: {built['dvc_helper_mb']:,.0f} MB" if built.get("dvc_helper_mb") else "")
+        + (
+            f"; the engine's fork server: {built['fork_server_mb']:,.0f} MB"
+            if built.get("fork_server_mb")
+            else ""
+        )
         + ". Corpus written in "
         f"{built['generated']:,.0f} s (not counted). A stage runs as many checks at once as "
         "the engine has workers, so its checks' seconds can add up to more than their share of "

@@ -1,7 +1,7 @@
 """The local engine: shard tasks in a process pool kept for the life of the process.
 
 Workers are forked from a fork server (``multiprocessing``'s ``forkserver``; ``spawn`` where
-the platform has none) that imports :mod:`corpus_platform.engine.worker_preload` once: the
+the platform has none) that imports :mod:`corpus_platform.worker_preload` once: the
 workers' allocator settings, then the libraries every build's workers load (Great
 Expectations alone takes about 3 s). Each spawned worker used to import them itself; a forked
 one finds them loaded. :func:`warm` starts the server and the workers ahead of the first map,
@@ -28,7 +28,9 @@ _POOLS: dict[int, ProcessPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()  # checks map from several threads at once
 
 
-PRELOAD = "corpus_platform.engine.worker_preload"
+# The application module the fork server imports before it forks a worker (the engine never
+# imports it: it loads kernels, a layer above the engine).
+PRELOAD = "corpus_platform.worker_preload"
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -85,7 +85,7 @@ def import_great_expectations() -> None:
     """Import Great Expectations with its analytics and progress bars off: it reads both
     switches from the environment when it is imported, which happens here first, in the process
     that validates (an engine worker) or in the fork server that workers are forked from
-    (:mod:`corpus_platform.engine.worker_preload`)."""
+    (:mod:`corpus_platform.worker_preload`)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("TQDM_DISABLE", "1")
     import great_expectations  # noqa: F401

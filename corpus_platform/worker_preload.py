@@ -1,16 +1,16 @@
 """What every local engine worker loads, imported once by the fork server workers are forked from.
 
 A spawned worker starts an empty interpreter and imports on its first tasks what every build's
-workers need: Great Expectations for the raw stage's suite (about 3 s), Arrow, the kernels, numba
-and its compiled code (about 0.7 s to load the first kernel). Two workers paid that twice, at the
-start of the first stages. The local engine's fork server
-(:func:`corpus_platform.engine.local.warm`) imports this module once instead, and a forked
-worker finds all of it loaded.
+workers need: Great Expectations for the raw stage's suite (about 3 s), Arrow, the kernels,
+numba and its compiled kernels (about 1.3 s to load them all,
+:func:`corpus_platform.kernel_cache.warm`). Two workers paid that twice, at the start of the
+first stages. The local engine's fork server (:func:`corpus_platform.engine.local.warm`)
+imports this module once instead, and a forked worker finds all of it loaded.
 
 First the workers' allocator settings (:mod:`corpus_platform.engine.allocators`), because
 Arrow's allocator reads them when pyarrow loads, which happens below: the server, and every
-worker forked from it, allocate as a worker does. Only imports and one tiny hashing call (it
-loads numba's compiled code) run here; nothing starts a thread, so forking stays safe.
+worker forked from it, allocate as a worker does. Only imports and the kernels' calls on tiny
+inputs run here; nothing starts a thread, so forking stays safe.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ start_worker(worker_settings())
 for name in WORKER_MODULES:
     importlib.import_module(name)
 
-from corpus_platform.base.word_hashes import word_hashes  # noqa: E402
+from corpus_platform import kernel_cache  # noqa: E402
 from corpus_platform.kernels.ingest.expectations import import_great_expectations  # noqa: E402
 
 import_great_expectations()
-word_hashes(["numba loads its compiled code on the first call"])
+kernel_cache.warm()  # numba's compiled code, loaded from its cache (compiled if missing)
