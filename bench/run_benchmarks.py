@@ -390,7 +390,8 @@ def stage_table(built: dict) -> list[str]:
         f"in the Dagster process; engine workers: {workers} MB"
         + (f"; DVC helper: {built['dvc_helper_mb']:,.0f} MB" if built.get("dvc_helper_mb") else "")
         + (
-            f"; the engine's fork server: {built['fork_server_mb']:,.0f} MB"
+            f"; the engine's fork server: {built['fork_server_mb']:,.0f} MB (a worker's peak "
+            "counts the pages it still shares with it)"
             if built.get("fork_server_mb")
             else ""
         )

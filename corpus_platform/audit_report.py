@@ -25,7 +25,7 @@ from typing import Any
 import dagster as dg
 
 from corpus_platform.audit import input_path
-from corpus_platform.base.files import file_md5
+from corpus_platform.base.files import digest_files, file_md5
 from corpus_platform.base.names import (
     FILTERED_DOCUMENTS,
     RAW_DOCUMENTS,
@@ -85,9 +85,11 @@ def source_files(
         lost = {m.md5 for m in missing}
         if not entries:  # the folder's listing itself is in neither the cache nor the remote
             files.append(SourceFile(name, LISTING, snapshot, None, "", False))
-        for relpath, md5 in entries:
-            file = path / relpath if relpath else path
-            now = file_md5(file) if file.is_file() else None
+        files_now = [path / relpath if relpath else path for relpath, _ in entries]
+        present = [file for file in files_now if file.is_file()]
+        hashed = dict(zip(present, digest_files(present, objects.md5_of), strict=True))
+        for (relpath, md5), file in zip(entries, files_now, strict=True):
+            now = hashed.get(file)
             counted = rows.get(relpath or path.name) if name == RAW_INPUT else None
             source = SourceFile(name, relpath, md5, counted, now, md5 not in lost)
             if name == RAW_INPUT and (found := licensed.get(relpath or path.name)):

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from corpus_platform.base.files import file_md5
+from corpus_platform.base.files import digest_files, file_md5
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
 from corpus_platform.store.dvc_process import run_dvc
@@ -253,6 +253,18 @@ class ObjectCheck:
     def __init__(self, root: Path) -> None:
         self.settings = dvc_settings(root)
         self._remote: RemoteObjects | None = None
+        self._md5s: dict[tuple[int, int, int, int], str] = {}
+
+    def md5_of(self, path: Path) -> str:
+        """The MD5 of a file's bytes, hashed once per file for the life of this check: a file
+        is known by its device, inode, size and modification time (DVC's own state keys), so a
+        workspace file hard-linked to its cache object (the platform's link type) is hashed
+        once for both."""
+        info = path.stat()
+        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        if key not in self._md5s:
+            self._md5s[key] = file_md5(path)
+        return self._md5s[key]
 
     @property
     def remote(self) -> RemoteObjects:
@@ -264,7 +276,21 @@ class ObjectCheck:
     def in_cache(self, md5: str) -> bool:
         """True when the cache holds the object with bytes hashing to its md5."""
         path = object_path(self.settings.cache, md5)
-        return path.is_file() and file_md5(path) == md5.removesuffix(".dir")
+        return path.is_file() and self.md5_of(path) == md5.removesuffix(".dir")
+
+    def _cached(self, wanted: set[str]) -> set[str]:
+        """The objects of ``wanted`` the cache holds intact, hashed on every core."""
+        found = [
+            (md5, path)
+            for md5 in sorted(wanted)
+            if (path := object_path(self.settings.cache, md5)).is_file()
+        ]
+        digests = digest_files([path for _, path in found], self.md5_of)
+        return {
+            md5
+            for (md5, _), digest in zip(found, digests, strict=True)
+            if digest == md5.removesuffix(".dir")
+        }
 
     def _listing(self, snapshot: str) -> list[dict[str, str]] | None:
         if self.in_cache(snapshot):
@@ -283,7 +309,7 @@ class ObjectCheck:
                 return [], [MissingObject("(directory listing)", snapshot, MISSING)]
             entries = [(e["relpath"], e["md5"]) for e in listing]
         wanted = {md5 for _, md5 in entries}
-        present = {md5 for md5 in wanted if self.in_cache(md5)}
+        present = self._cached(wanted)
         if present != wanted:
             present |= self.remote.intact(wanted - present)
         missing = [MissingObject(rel, md5, MISSING) for rel, md5 in entries if md5 not in present]

@@ -24,4 +24,3 @@ def test_workers_are_forked_with_the_preload_and_without_dagster() -> None:
         assert parent != os.getpid()  # a child of the fork server, not of this process
         assert all(loaded[name] for name in PRELOADED), loaded
         assert not loaded["dagster"], loaded
-

@@ -5,12 +5,15 @@ from pathlib import Path
 
 import pytest
 
+from corpus_platform.base.files import file_md5
+from corpus_platform.store import snapshots
 from corpus_platform.store.provenance import ProvenanceError, environment_digest, require_provenance
 from corpus_platform.store.registry import list_snapshots, record_snapshot
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.snapshots import (
     HARDLINK_FIRST,
     LINK_TYPES,
+    ObjectCheck,
     SnapshotError,
     cache_dir,
     current_snapshot,
@@ -94,3 +97,30 @@ def test_registry_appends_and_filters(tmp_path: Path) -> None:
     record_snapshot(tmp_path, {"asset": "a", "snapshot_id": "3"})
     assert [e["snapshot_id"] for e in list_snapshots(tmp_path, "a")] == ["1", "3"]
     assert len(list_snapshots(tmp_path)) == 3
+
+
+def test_object_check_hashes_a_linked_file_once_and_sees_it_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    ensure_dvc_project(root, tmp_path / "remote")
+    stage = _stage_with_two_files(root, "stage")
+    snapshot = pin(root, stage, link=True)
+    hashed: list[Path] = []
+
+    def counting_md5(path: Path) -> str:
+        hashed.append(path)
+        return file_md5(path)
+
+    monkeypatch.setattr(snapshots, "file_md5", counting_md5)
+    objects = ObjectCheck(root)
+    entries, missing = objects.snapshot(snapshot)
+    assert not missing and len(entries) == 2
+    workspace = {relpath: objects.md5_of(stage / relpath) for relpath, _ in entries}
+    assert workspace == dict(entries)  # the files now hash to their pinned md5s
+    if not reflink_works(root):  # hard links: the cache object and the file are one inode
+        assert len(hashed) == 1 + 2  # the listing, then each file once for both
+    path = stage / entries[0][0]
+    path.unlink()  # a new file in its place (DVC's links are read-only)
+    path.write_bytes(b"changed")
+    assert objects.md5_of(path) == file_md5(path) != dict(entries)[entries[0][0]]
