@@ -114,6 +114,7 @@ def children(pid: int | str = "self") -> list[int]:
 
 
 def _cmdline(pid: int) -> bytes:
+    """A process's command line as /proc holds it (empty once it has ended)."""
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except FileNotFoundError:
@@ -130,12 +131,19 @@ def is_fork_server(pid: int) -> bool:
     return b"multiprocessing.forkserver" in _cmdline(pid)
 
 
+def is_resource_tracker(pid: int) -> bool:
+    """Whether a child is ``multiprocessing``'s resource tracker (the fork server starts one)."""
+    return b"multiprocessing.resource_tracker" in _cmdline(pid)
+
+
 def worker_processes() -> tuple[list[int], list[int], list[int]]:
     """(DVC helpers, fork servers, engine workers) among this process's children and the fork
-    servers' children: the local engine forks its workers from a fork server."""
-    helpers = [pid for pid in children() if is_dvc_helper(pid)]
-    servers = [pid for pid in children() if is_fork_server(pid)]
-    workers = [pid for pid in children() if pid not in helpers and pid not in servers]
+    servers' children: the local engine forks its workers from a fork server (which comes
+    with ``multiprocessing``'s resource tracker, neither a server nor a worker)."""
+    mine = [pid for pid in children() if not is_resource_tracker(pid)]
+    helpers = [pid for pid in mine if is_dvc_helper(pid)]
+    servers = [pid for pid in mine if is_fork_server(pid)]
+    workers = [pid for pid in mine if pid not in helpers and pid not in servers]
     workers += [pid for server in servers for pid in children(server)]
     return helpers, servers, workers
 
