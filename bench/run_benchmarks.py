@@ -12,9 +12,11 @@ Run in the benchmark environment (.bench-venv: the project plus datatrove), neve
    from the corpus), and the repository's corpus.yaml with ``engine.workers: --workers``. Then
    builds every stage through Dagster in a fresh process (an ephemeral instance). Each step's
    seconds come from Dagster's step events, the seconds spent pinning each stage with DVC from
-   its ``pin_seconds`` metadata; rates are per document and per MB of text (UTF-8 bytes of
-   every document's text); peak resident memory is each process's own VmHWM: the Dagster
-   process, and every engine worker just before its pool is shut down. The project is deleted
+   its ``pin_seconds`` metadata (DVC's add and push of the candidate, beside its checks) and
+   ``pin_wait_seconds`` (what the stage waited for them after its checks); rates are per
+   document and per MB of text (UTF-8 bytes of every document's text); peak resident memory
+   is each process's own VmHWM: the Dagster process, and every engine worker just before its
+   pool is shut down. The project is deleted
    afterwards (a million documents take gigabytes).
 2. Heuristic filters head to head on the first ``--filter-docs`` documents, one process each,
    texts loaded before the clock starts: the project's batched filters (``judge_texts``: every
@@ -262,6 +264,7 @@ def _build_child(project: Path, out: Path) -> None:
         "stage_idle": stages.idle,
         "seconds": report.seconds,
         "pins": {k: v.get("pin_seconds", 0.0) for k, v in report.materialized.items()},
+        "pin_waits": {k: v.get("pin_wait_seconds") for k, v in report.materialized.items()},
         "checks": {k: v.get("check_seconds", {}) for k, v in report.materialized.items()},
         "rows": {k: v.get("rows") for k, v in report.materialized.items()},
         "driver_mb": max([peak_mb(), *stages.peaks.values()]),
@@ -356,7 +359,8 @@ def stage_table(built: dict) -> list[str]:
     lines = [
         f"### {docs:,} documents ({megabytes:,.0f} MB of text, {built.get('shards', '?')} shards)",
         "",
-        "| step (stage and its checks) | seconds | docs/s | MB/s | rows out | pinning (DVC) | "
+        "| step (stage and its checks) | seconds | docs/s | MB/s | rows out | "
+        "pinning (DVC, beside the checks; then waited) | "
         "checks (each check's seconds, summed) | idle cores | Dagster process peak MB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -368,11 +372,13 @@ def stage_table(built: dict) -> list[str]:
             lines.append(f"| {stage} | not built | | | | | | | |")
             continue
         pin = built["pins"].get(stage) or 0.0
+        wait = built.get("pin_waits", {}).get(stage)
+        pinning = f"{pin:.1f} s" + ("" if wait is None else f"; {wait:.1f} s ({wait / took:.0%})")
         rows = built["rows"].get(stage)
         audit = sum(audits.get(stage, {}).values())
         lines.append(
             f"| {stage} | {took:,.1f} | {docs / took:,.0f} | {megabytes / took:,.2f} | "
-            f"{rows if rows is None else f'{rows:,}'} | {pin:.1f} s ({pin / took:.0%}) | "
+            f"{rows if rows is None else f'{rows:,}'} | {pinning} | "
             f"{audit:.1f} s ({audit / took:.0%}) | {_share(idle.get(stage))} | "
             f"{peaks.get(stage, 0.0):,.0f} |"
         )

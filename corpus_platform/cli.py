@@ -282,7 +282,7 @@ def _gc(root: Path, args: argparse.Namespace) -> int:
         print("dry run: nothing deleted")
         return 0
     use_configured_remote(root)
-    removed = collect(root, plan)
+    removed = collect(root, plan, [r["snapshot_id"] for r in candidates])
     remove_candidates(root)
     print(
         f"deleted {len(plan.delete)} snapshot(s), {removed} object file(s) from cache and "

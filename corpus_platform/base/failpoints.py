@@ -2,10 +2,11 @@
 
 ``CORPUS_FAILPOINT=<asset>:<point>`` in a build's environment makes that build kill itself with
 SIGKILL when the publication of ``asset`` reaches ``point``. The points, in order: ``written``
-(the candidate is written), ``checked`` (its checks ran and passed), ``renamed`` (it is
-``data/<asset>``), ``added`` (DVC added it: its objects are in the cache and its pointer moved,
-nothing pushed yet), ``pinned`` (DVC pushed it to the remote), ``journaled`` (the
-publication's journal is written), ``registered`` (the registry holds its records). Without the
+(the candidate is written), ``added`` (DVC added the candidate while its checks run: its objects
+are in the cache and its pointer sits beside it, nothing pushed yet), ``pinned`` (DVC pushed it
+to the remote), ``checked`` (its checks ran and passed), ``renamed`` (it is ``data/<asset>``),
+``pointed`` (its pointer moved to ``data/<asset>.dvc``), ``journaled`` (the publication's
+journal is written), ``registered`` (the registry holds its records). Without the
 variable nothing happens; it is read when a point is reached, never on import.
 """
 
@@ -15,7 +16,16 @@ import os
 import signal
 
 VARIABLE = "CORPUS_FAILPOINT"
-POINTS = ("written", "checked", "renamed", "added", "pinned", "journaled", "registered")
+POINTS = (
+    "written",
+    "added",
+    "pinned",
+    "checked",
+    "renamed",
+    "pointed",
+    "journaled",
+    "registered",
+)
 
 
 def armed(asset: str, point: str) -> bool:

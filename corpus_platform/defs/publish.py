@@ -2,7 +2,8 @@
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import dagster as dg
 
 from corpus_platform.base.checks import CheckStatus
 from corpus_platform.base.failpoints import armed, failpoint
+from corpus_platform.base.files import folder_state
 from corpus_platform.base.redact import redact
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import CheckRun, StageChecks, audit, dagster_result, not_applicable
@@ -18,8 +20,10 @@ from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.store.candidates import quarantine
 from corpus_platform.store.datasets import (
     candidate_path,
+    candidate_pointer,
     keep_input_pointers,
     promote,
+    remove_path,
     restore_input_pointers,
     roll_back,
 )
@@ -32,7 +36,9 @@ from corpus_platform.store.registry import CHECK, SNAPSHOT, append_record
 from corpus_platform.store.snapshots import (
     current_snapshot,
     ensure_snapshot_remote,
+    move_pointer,
     pin,
+    pin_in_place,
 )
 
 # What a stage asset yields: its check results, then its materialization (or a Failure).
@@ -75,6 +81,7 @@ def publish(
     counts: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
     inputs: Mapping[str, Path] | None = None,
+    pins: "Pins | None" = None,
 ) -> StageOutput:
     """Audit the candidate of the stage ``checks`` judges (written to :func:`candidate_path`),
     then publish it or reject it. Upstream snapshots are those of the asset's own ``deps``.
@@ -89,51 +96,114 @@ def publish(
     markdown, images) only to the metadata. The metadata carries the snapshot id, the upstream
     snapshot ids, the config hash, the code version and the environment digest; a result missing
     any of them is refused. ``inputs`` (raw files, evaluation sets) are pinned on publication and
-    recorded among the upstream snapshots. Everything recorded is redacted first.
+    recorded among the upstream snapshots; a stage that knows them before it writes starts their
+    pin then (:func:`pinning_inputs`) and passes its ``pins`` instead. Everything recorded is
+    redacted first.
 
-    The inputs are pinned while the checks run (DVC hashes and copies them on one core while
-    the checks keep the engine's workers busy); when a check fails, or pinning the inputs or
-    the stage does, their pointers are put back as they were. They are recorded first
-    (:func:`~corpus_platform.store.datasets.keep_input_pointers`), so that the next build puts
-    them back when this one dies before its publication ends.
+    Pinning is off the critical path: while the checks run (they keep the engine's workers
+    busy), one background thread pins the inputs, then the candidate itself in place
+    (:func:`~corpus_platform.store.snapshots.pin_in_place`: DVC hashes it, links it into the
+    cache and pushes it to the remote). Only a candidate that passed and is fully pinned is
+    renamed into ``data/<asset>``, and its pointer then moves with it
+    (:func:`~corpus_platform.store.snapshots.move_pointer`), so no snapshot is ever published
+    unpinned. Should the candidate's files have changed since the pin began (no check writes),
+    the published folder is pinned again. When a check fails, or a pin does, the candidate's
+    pointer is removed and the inputs' pointers are put back as they were (a failed pin removes
+    the candidate too; a rejected one goes to quarantine).
     """
-    root, asset = project.root_path, checks.asset
+    if pins is None:
+        with pinning_inputs(project, config, checks.asset, inputs or {}) as started:
+            yield from _publish(project, config, checks, counts, extra, started)
+    else:
+        yield from _publish(project, config, checks, counts, extra, pins)
+
+
+class Pins:
+    """The one background thread that pins a stage's inputs, then its candidate (DVC runs one
+    command list at a time); :func:`pinning_inputs` starts it."""
+
+    def __init__(self, root: Path, inputs: Mapping[str, Path]) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin")
+        self.inputs = self.pool.submit(_pin_all, root, inputs)
+
+
+@contextmanager
+def pinning_inputs(
+    project: CorpusProject, config: CorpusConfig, asset: str, inputs: Mapping[str, Path]
+) -> Iterator[Pins]:
+    """Pin ``inputs`` in the background from now on, beside the stage's own work (the raw files
+    while the ingest reads them); :func:`publish` then pins the candidate on the same thread.
+    Their pointers are recorded first (:func:`~corpus_platform.store.datasets.
+    keep_input_pointers`), so that the next build puts them back when this one dies before its
+    publication ends; when the stage fails before it, the pin is waited for and they are put
+    back at once."""
+    root = project.root_path
     ensure_snapshot_remote(root, config.snapshots)
+    inputs = dict(sorted(inputs.items()))
+    keep_input_pointers(root, asset, inputs.values())  # a killed build gets them back too
+    pins = Pins(root, inputs)
+    try:
+        yield pins
+    except BaseException:
+        pins.pool.shutdown(wait=True)
+        restore_input_pointers(root, asset)  # nothing if the publication put them back already
+        raise
+    finally:
+        pins.pool.shutdown(wait=True)
+
+
+def _publish(
+    project: CorpusProject,
+    config: CorpusConfig,
+    checks: StageChecks,
+    counts: Mapping[str, Any],
+    extra: Mapping[str, Any] | None,
+    pins: Pins,
+) -> StageOutput:
+    """:func:`publish`, its inputs' pin started."""
+    root, asset = project.root_path, checks.asset
     final = project.stage_dir(asset)
+    candidate = candidate_path(final)
     upstream_ids = upstream_snapshots(project, upstream_assets())
     context = dg.AssetExecutionContext.get()
     lineage = LineageEmitter(root)
     _warn(context, lineage.stage_started(context.run_id, asset, upstream_ids))
-    inputs = dict(sorted((inputs or {}).items()))
-    keep_input_pointers(root, asset, inputs.values())  # a killed build gets them back too
     failpoint(asset, "written")
+    written = folder_state(candidate)
+    pinned = pins.inputs
+    staged = pins.pool.submit(_pin_candidate, root, asset, candidate)
     try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pin-inputs") as background:
-            pinned = background.submit(_pin_all, root, inputs)
-            runs = audit(project, checks, candidate_path(final))
-    except BaseException:  # the pin has ended (the pool waits for it): put its pointers back
-        restore_input_pointers(root, asset)
+        runs = audit(project, checks, candidate)
+        checked = time.perf_counter()
+    except BaseException:
+        wait((pinned, staged))  # the pins end before they are undone
+        _unpin(root, asset, final)
         raise
+    wait((pinned, staged))
     passed = not any(run.outcome.blocks for run in runs)
-    if not passed or pinned.exception() is not None:
-        restore_input_pointers(root, asset)
+    failed_pin = pinned.exception() or staged.exception()
+    if not passed or failed_pin is not None:
+        _unpin(root, asset, final)
     if not passed:
         yield from reject(project, config, asset, upstream_ids, counts, runs, lineage)
         return
+    if failed_pin is not None:  # nothing published: data/ exactly as it was
+        remove_path(candidate)
+        raise failed_pin
     upstream_ids |= pinned.result()
+    _, pin_seconds = staged.result()
     failpoint(asset, "checked")
+    unchanged = folder_state(candidate) == written
     promote(final)
     failpoint(asset, "renamed")
-    started = time.perf_counter()
     try:
-        added = partial(failpoint, asset, "added") if armed(asset, "added") else None
-        snapshot = pin(root, final, link=True, added=added)
+        snapshot = move_pointer(candidate, final) if unchanged else _pin_again(context, root, final)
     except BaseException:
         roll_back(final)  # data/<asset> and its pointer as they were
         restore_input_pointers(root, asset)  # and the inputs' pointers
         raise
-    failpoint(asset, "pinned")
-    pin_seconds = round(time.perf_counter() - started, 3)
+    failpoint(asset, "pointed")
+    pin_wait_seconds = round(time.perf_counter() - checked, 3)
     provenance = _provenance(config, snapshot, upstream_ids)
     counts = redact(dict(counts))
     entry = {"asset": asset, **provenance, "counts": counts, "config": config.recorded()}
@@ -153,7 +223,8 @@ def publish(
         "annotations": dg.MetadataValue.json(config.recorded()["annotations"]),
         "lineage": dg.MetadataValue.md(lineage_report(root, snapshot)),
         "replay_command": f"corpus replay {snapshot}",
-        "pin_seconds": pin_seconds,
+        "pin_seconds": pin_seconds,  # DVC's add and push of the candidate, beside the checks
+        "pin_wait_seconds": pin_wait_seconds,  # from the checks' end to the pointer's move
         "check_seconds": dg.MetadataValue.json({r.name: r.seconds for r in runs}),
         "checks_not_applicable": dg.MetadataValue.json(not_applicable(runs)),
     }
@@ -166,6 +237,31 @@ def publish(
 def _pin_all(root: Path, inputs: Mapping[str, Path]) -> dict[str, str]:
     """Pin every input (never relinked: raw files stay as they are); their snapshot ids."""
     return {name: pin(root, path) for name, path in inputs.items()}
+
+
+def _pin_candidate(root: Path, asset: str, candidate: Path) -> tuple[str, float]:
+    """Pin the candidate while its checks read it (DVC's cache and remote then hold it; its
+    pointer sits beside it); its snapshot id and the seconds it took. The failpoints lie
+    between DVC's add and push, and after the push."""
+    started = time.perf_counter()
+    added = partial(failpoint, asset, "added") if armed(asset, "added") else None
+    snapshot = pin_in_place(root, candidate, added=added)
+    failpoint(asset, "pinned")
+    return snapshot, round(time.perf_counter() - started, 3)
+
+
+def _unpin(root: Path, asset: str, final: Path) -> None:
+    """A publication that will not happen: the candidate's pointer goes, the inputs' pointers
+    come back as they were (the objects pinned stay in DVC's cache and remote for `gc`)."""
+    candidate_pointer(final).unlink(missing_ok=True)
+    restore_input_pointers(root, asset)
+
+
+def _pin_again(context: dg.AssetExecutionContext, root: Path, final: Path) -> str:
+    """Pin the published folder itself: its files changed after its candidate was pinned."""
+    context.log.warning(f"{final.name}: the candidate changed while its checks ran; pinned again")
+    candidate_pointer(final).unlink(missing_ok=True)
+    return pin(root, final, link=True)
 
 
 def reject(

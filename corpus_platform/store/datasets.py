@@ -27,6 +27,12 @@ def candidate_path(final: Path) -> Path:
     return final.parent / f".staging-{final.name}"
 
 
+def candidate_pointer(final: Path) -> Path:
+    """The ``.dvc`` pointer DVC writes beside the candidate of ``final`` when it is pinned while
+    its checks run; publishing moves it to ``final``'s pointer, a rejection removes it."""
+    return final.parent / f".staging-{final.name}.dvc"
+
+
 @contextmanager
 def candidate_folder(final: Path) -> Iterator[Path]:
     """Yield an empty candidate folder for ``final`` (a leftover one is removed first).
@@ -35,8 +41,8 @@ def candidate_folder(final: Path) -> Iterator[Path]:
     :func:`promote` makes it ``final``. ``final`` is never touched here.
     """
     staging = candidate_path(final)
-    if staging.exists():
-        shutil.rmtree(staging)
+    remove_path(staging)
+    remove_path(candidate_pointer(final))
     staging.mkdir(parents=True)
     try:
         yield staging
@@ -153,7 +159,8 @@ def remove_path(path: Path) -> None:
 def recover_stage_folders(root: Path) -> list[str]:
     """Repair what an interrupted build left under ``data/``; return one line per action.
 
-    A leftover candidate (``.staging-<asset>``) is removed. A ``.previous-<asset>`` folder or
+    A leftover candidate (``.staging-<asset>``) is removed, with the pointer DVC wrote for it
+    when it was pinned before the build died. A ``.previous-<asset>`` folder or
     pointer copy means a publication that never settled (the build died between the renames and
     the end of pinning): it is rolled back, so ``data/<asset>`` and its pointer are again the
     last published snapshot. A ``.input-pointers-<asset>.json`` record means the build died
@@ -168,9 +175,13 @@ def recover_stage_folders(root: Path) -> list[str]:
         actions.append(f"restored the pointers of {asset}'s inputs from an unfinished publish")
     for partial in data.glob(".input-pointers-*.json.partial"):
         partial.unlink()
-    for leftover in sorted(data.glob(".staging-*")):
+    for leftover in sorted(p for p in data.glob(".staging-*") if p.is_dir()):
         shutil.rmtree(leftover)
         actions.append(f"removed the unfinished candidate {leftover.relative_to(root)}")
+    for pointer in data.glob(".staging-*.dvc"):  # a pinned candidate's, its folder gone
+        pointer.unlink()
+    for partial in data.glob("*.dvc.partial"):  # a pointer being moved into place
+        partial.unlink()
     unsettled = {
         p.name.removeprefix(".previous-").removesuffix(POINTER_COPY).removesuffix(FIRST_MARKER)
         for p in data.glob(".previous-*")

@@ -7,6 +7,7 @@ are deleted one by one through DVC's filesystem for the remote."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,15 +99,17 @@ def plan_gc(root: Path, keep: int) -> GcPlan:
     return plan
 
 
-def collect(root: Path, plan: GcPlan) -> int:
-    """Delete objects used only by deleted snapshots from cache and remote; count files removed."""
+def collect(root: Path, plan: GcPlan, rejected: Sequence[str] = ()) -> int:
+    """Delete objects used only by deleted snapshots, or by the ``rejected`` candidates being
+    removed (pinned, and pushed, while their checks ran), from cache and remote; count files
+    removed. An object any kept snapshot uses stays."""
     check = ObjectCheck(root)
     kept_objects = set(plan.keep)
     for snapshot in plan.keep:
         entries, _ = check.snapshot(snapshot)
         kept_objects |= {md5 for _, md5 in entries}
     doomed: set[str] = set()
-    for snapshot in plan.delete:
+    for snapshot in [*plan.delete, *rejected]:
         entries, _ = check.snapshot(snapshot)
         doomed |= ({snapshot} | {md5 for _, md5 in entries}) - kept_objects
     removed = 0

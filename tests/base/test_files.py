@@ -1,7 +1,8 @@
 import hashlib
+import os
 from pathlib import Path
 
-from corpus_platform.base.files import BLOCK, digest_files, file_md5
+from corpus_platform.base.files import BLOCK, digest_files, file_md5, folder_state
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -23,3 +24,28 @@ def test_digest_files_returns_each_files_digest_in_the_order_of_the_paths(tmp_pa
     assert digest_files(paths) == [hashlib.md5(p.read_bytes()).hexdigest() for p in paths]
     assert digest_files(paths, lambda p: p.stat().st_size) == [p.stat().st_size for p in paths]
     assert digest_files([]) == []
+
+
+def test_folder_state_changes_with_a_written_or_added_file_not_with_a_rename_or_mode(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "stage"
+    (folder / "sub").mkdir(parents=True)
+    write(folder / "part-00000.parquet", b"rows")
+    write(folder / "sub" / "card.md", b"card")
+    before = folder_state(folder)
+    assert [name for name, _, _ in before] == ["part-00000.parquet", "sub/card.md"]
+
+    (folder / "part-00000.parquet").chmod(0o444)
+    os.link(folder / "part-00000.parquet", tmp_path / "cache-object")
+    moved = folder.rename(tmp_path / "published")
+    assert folder_state(moved) == before
+
+    write(moved / "sub" / "extra.txt", b"")
+    assert folder_state(moved) != before
+    (moved / "sub" / "extra.txt").unlink()
+    assert folder_state(moved) == before
+    stamp = (moved / "sub" / "card.md").stat().st_mtime_ns
+    write(moved / "sub" / "card.md", b"CARD")  # the same size, written again
+    os.utime(moved / "sub" / "card.md", ns=(stamp, stamp + 1))  # (a clock tick may be 4 ms)
+    assert folder_state(moved) != before

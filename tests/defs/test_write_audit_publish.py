@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,8 @@ from corpus_platform.store.candidates import list_candidates
 from corpus_platform.store.datasets import recover_stage_folders
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.registry import CHECK, list_snapshots, read_records
+from corpus_platform.store.remotes import object_path
+from corpus_platform.store.snapshots import ObjectCheck, cache_dir, remote_dir
 from tests.conftest import build, set_config, tree_digest
 
 DOWNSTREAM = ("fitted_statistics", "normalized_splits", "training_mix", "training_shards")
@@ -74,9 +77,24 @@ def test_a_rejected_split_leaves_data_pointers_and_snapshots_as_they_were(
     folder = root / candidate["path"]
     assert len(pd.read_parquet(folder / "train")) > 0  # readable like any stage
 
+    # pinned and pushed while its checks ran: gc deletes what only the candidate uses
+    objects = ObjectCheck(root)
+    listing, missing = objects.snapshot(candidate["snapshot_id"])
+    assert not missing
+    published = {
+        md5 for e in list_snapshots(root) for _, md5 in objects.snapshot(e["snapshot_id"])[0]
+    }
+    own = {candidate["snapshot_id"]} | {md5 for _, md5 in listing} - published
+    stores = (cache_dir(root), remote_dir(root))
+    assert all(object_path(store, md5).is_file() for md5 in own for store in stores)
+
     assert corpus(["candidates", "--root", str(root)]) == 0
     assert corpus(["gc", "--keep", "5", "--root", str(root)]) == 0
     assert not folder.exists() and list_candidates(root) == []
+    assert not any(object_path(store, md5).exists() for md5 in own for store in stores)
+    assert tree_digest(root / "data") == data_before  # every published object kept
+    for entry in list_snapshots(root):
+        assert not objects.snapshot(entry["snapshot_id"])[1], entry["asset"]
 
 
 def test_the_stability_baseline_is_the_published_split_never_a_rejected_one(
@@ -127,7 +145,7 @@ def test_a_failed_pin_leaves_data_and_pointers_as_they_were(
     built, tmp_path: Path, monkeypatch
 ) -> None:
     from corpus_platform.defs import publish as publishing
-    from corpus_platform.store.snapshots import SnapshotError, pin
+    from corpus_platform.store.snapshots import SnapshotError, pin_in_place
 
     root = tmp_path / "copy"
     shutil.copytree(built[0], root)
@@ -135,15 +153,87 @@ def test_a_failed_pin_leaves_data_and_pointers_as_they_were(
     data_before, pointers_before = tree_digest(root / "data"), pointers(root)
 
     def pin_then_fail(*args, **kwargs):
-        pin(*args, **kwargs)  # the pointer has moved and the objects are in the cache
+        pin_in_place(*args, **kwargs)  # the candidate's pointer exists, its objects are cached
         raise SnapshotError("`dvc push` failed: remote unreachable")
 
-    monkeypatch.setattr(publishing, "pin", pin_then_fail)
+    monkeypatch.setattr(publishing, "pin_in_place", pin_then_fail)
     report = build(root, [SPLIT_DOCUMENTS])
     assert not report.ok and "remote unreachable" in report.failures[0]
     assert tree_digest(root / "data") == data_before
     assert pointers(root) == pointers_before
     assert not list((root / "data").glob(".previous-*"))
+    assert not list((root / "data").glob(".staging-*"))
+
+
+def test_the_candidate_is_pinned_while_its_checks_run_and_its_pointer_moves_with_it(
+    built, tmp_path: Path, monkeypatch
+) -> None:
+    from corpus_platform.defs import publish as publishing
+    from corpus_platform.store.snapshots import pin, pin_in_place
+
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    set_config(root, split={"epoch": 1}, seed=777)
+    seen = []
+
+    def audit_after_the_pin(project, checks, candidate):
+        pinned = candidate.parent / f"{candidate.name}.dvc"
+        for _ in range(600):  # the pin runs beside the checks: wait for its pointer
+            if pinned.is_file():
+                break
+            time.sleep(0.1)
+        seen.append(pinned.is_file())
+        return real_audit(project, checks, candidate)
+
+    pins = []
+
+    def recorded_pin_in_place(root_: Path, folder: Path, **kwargs):
+        pins.append((folder.name, threading.current_thread().name))
+        return pin_in_place(root_, folder, **kwargs)
+
+    real_audit = publishing.audit
+    monkeypatch.setattr(publishing, "audit", audit_after_the_pin)
+    monkeypatch.setattr(publishing, "pin_in_place", recorded_pin_in_place)
+    report = build(root, [SPLIT_DOCUMENTS])
+
+    assert report.ok, report.render()
+    assert seen == [True]  # the candidate was pinned before its checks ended
+    assert [name for name, _ in pins] == [f".staging-{SPLIT_DOCUMENTS}"]
+    assert pins[0][1].startswith("pin")
+    published = root / "data" / SPLIT_DOCUMENTS
+    moved = (root / "data" / f"{SPLIT_DOCUMENTS}.dvc").read_bytes()
+    assert b"path: split_documents\n" in moved
+    assert not list((root / "data").glob(".staging-*"))
+    # the moved pointer is the one DVC writes when it adds the published folder itself
+    assert pin(root, published, push=False) == report.materialized[SPLIT_DOCUMENTS]["snapshot_id"]
+    assert (root / "data" / f"{SPLIT_DOCUMENTS}.dvc").read_bytes() == moved
+
+
+def test_a_candidate_that_changed_after_its_pin_is_pinned_again(
+    built, tmp_path: Path, monkeypatch
+) -> None:
+    from corpus_platform.defs import publish as publishing
+    from corpus_platform.store.snapshots import ObjectCheck
+
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    set_config(root, split={"epoch": 1}, seed=777)
+    real_audit = publishing.audit
+
+    def audit_then_write(project, checks, candidate):
+        runs = real_audit(project, checks, candidate)
+        (candidate / "late-note.txt").write_text("written after the pin began\n")
+        return runs
+
+    monkeypatch.setattr(publishing, "audit", audit_then_write)
+    report = build(root, [SPLIT_DOCUMENTS])
+
+    assert report.ok, report.render()
+    snapshot = report.materialized[SPLIT_DOCUMENTS]["snapshot_id"]
+    listing, missing = ObjectCheck(root).snapshot(snapshot)
+    assert not missing
+    assert "late-note.txt" in {name for name, _ in listing}
+    assert not list((root / "data").glob(".staging-*"))
 
 
 def _out_of_range_raw_file(root: Path) -> None:
@@ -167,7 +257,7 @@ def test_raw_inputs_pinned_while_a_rejecting_check_ran_keep_their_old_pointer(
     built, tmp_path: Path, monkeypatch
 ) -> None:
     from corpus_platform.defs import publish as publishing
-    from corpus_platform.store.snapshots import pin
+    from corpus_platform.store.snapshots import pin, pin_in_place
 
     root = tmp_path / "copy"
     shutil.copytree(built[0], root)
@@ -175,18 +265,22 @@ def test_raw_inputs_pinned_while_a_rejecting_check_ran_keep_their_old_pointer(
     data_before, pointers_before = tree_digest(root / "data"), pointers(root)
     pinned_in = []
 
-    def recorded_pin(root_: Path, folder: Path, **kwargs):
-        pinned_in.append((folder.name, threading.current_thread().name))
-        return pin(root_, folder, **kwargs)
+    def recorded(real):
+        def pinning(root_: Path, folder: Path, **kwargs):
+            pinned_in.append((folder.name, threading.current_thread().name))
+            return real(root_, folder, **kwargs)
 
-    monkeypatch.setattr(publishing, "pin", recorded_pin)
+        return pinning
+
+    monkeypatch.setattr(publishing, "pin", recorded(pin))
+    monkeypatch.setattr(publishing, "pin_in_place", recorded(pin_in_place))
     report = build(root, [RAW_DOCUMENTS])
 
     assert not report.ok
     assert not report.check("great_expectations_suite").passed
-    # the raw files were pinned (beside the checks, in the background), then put back
-    assert [name for name, _ in pinned_in] == ["raw"]
-    assert pinned_in[0][1].startswith("pin-inputs")
+    # the raw files, then the candidate, were pinned beside the checks, then put back
+    assert [name for name, _ in pinned_in] == ["raw", f".staging-{RAW_DOCUMENTS}"]
+    assert all(thread.startswith("pin") for _, thread in pinned_in)
     assert pointers(root) == pointers_before
     assert tree_digest(root / "data") == data_before
 
@@ -198,37 +292,35 @@ def _extra_raw_file(root: Path) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("failing", "leftovers"),
-    [
-        # the raw files' pin fails: the checked candidate was never published
-        ("raw", [f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}"]),
-        # the raw files were pinned, then the stage's own pin fails: it is rolled back at once
-        (RAW_DOCUMENTS, []),
-    ],
-)
+@pytest.mark.parametrize("failing", ["raw", f".staging-{RAW_DOCUMENTS}"])
 def test_a_failed_pin_of_raw_files_or_stage_leaves_the_raw_pointer_as_it_was(
-    built, tmp_path: Path, monkeypatch, failing: str, leftovers: list[str]
+    built, tmp_path: Path, monkeypatch, failing: str
 ) -> None:
+    """The raw files' pin fails, or they were pinned and the candidate's pin fails: nothing is
+    published, the raw pointer is put back and the candidate removed at once."""
     from corpus_platform.defs import publish as publishing
-    from corpus_platform.store.snapshots import SnapshotError, pin
+    from corpus_platform.store.snapshots import SnapshotError, pin, pin_in_place
 
     root = tmp_path / "copy"
     shutil.copytree(built[0], root)
     _extra_raw_file(root)
     data_before, pointers_before = tree_digest(root / "data"), pointers(root)
 
-    def pin_then_fail_for(root_: Path, folder: Path, **kwargs):
-        snapshot = pin(root_, folder, **kwargs)  # the folder's pointer has moved
-        if folder.name == failing:
-            raise SnapshotError("`dvc push` failed: remote unreachable")
-        return snapshot
+    def then_fail_for(real):
+        def pinning(root_: Path, folder: Path, **kwargs):
+            snapshot = real(root_, folder, **kwargs)  # the folder's pointer has moved
+            if folder.name == failing:
+                raise SnapshotError("`dvc push` failed: remote unreachable")
+            return snapshot
 
-    monkeypatch.setattr(publishing, "pin", pin_then_fail_for)
+        return pinning
+
+    monkeypatch.setattr(publishing, "pin", then_fail_for(pin))
+    monkeypatch.setattr(publishing, "pin_in_place", then_fail_for(pin_in_place))
     report = build(root, [RAW_DOCUMENTS])
     assert not report.ok and "remote unreachable" in report.failures[0]
     assert pointers(root) == pointers_before
-    assert recover_stage_folders(root) == leftovers
+    assert recover_stage_folders(root) == []
     assert tree_digest(root / "data") == data_before
     assert not list((root / "data").glob(".input-pointers-*"))
 
@@ -240,19 +332,19 @@ import dagster as dg
 from corpus_platform.defs import publish
 from corpus_platform.runner import run_build
 
-inputs_pinned = threading.Event()
-real_pin = publish.pin
+pinned = threading.Event()
+real_pin = publish.pin_in_place
 
 def pin_and_tell(*args, **kwargs):
-    snapshot = real_pin(*args, **kwargs)  # DVC's add and push have ended
-    inputs_pinned.set()
+    snapshot = real_pin(*args, **kwargs)  # the candidate's add and push ended (the raw files' too)
+    pinned.set()
     return snapshot
 
 def audit_until_the_raw_files_are_pinned_then_die(*args, **kwargs):
-    inputs_pinned.wait(timeout=300)
+    pinned.wait(timeout=300)
     os.kill(os.getpid(), signal.SIGKILL)
 
-publish.pin = pin_and_tell
+publish.pin_in_place = pin_and_tell
 publish.audit = audit_until_the_raw_files_are_pinned_then_die
 run_build(Path(sys.argv[1]), instance=dg.DagsterInstance.ephemeral(), assets=["raw_documents"])
 """
@@ -270,6 +362,7 @@ def test_a_build_killed_during_the_checks_gets_its_raw_pointer_back(built, tmp_p
 
     assert killed.returncode == -signal.SIGKILL
     assert pointers(root)["raw.dvc"] != pointers_before["raw.dvc"]  # pinned, never published
+    assert (root / "data" / f".staging-{RAW_DOCUMENTS}.dvc").is_file()  # the candidate's pin
     assert recover_stage_folders(root) == [
         "restored the pointers of raw_documents's inputs from an unfinished publish",
         f"removed the unfinished candidate data/.staging-{RAW_DOCUMENTS}",

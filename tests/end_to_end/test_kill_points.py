@@ -4,8 +4,9 @@ registry with its checks, every object it names is in DVC's cache, nothing is le
 snapshot ids equal an uninterrupted build's.
 
 The boundaries are the failpoints of corpus_platform/base/failpoints.py: candidate written,
-checks passed, renamed into data/, added (DVC's cache holds it and its pointer moved, nothing
-pushed), pinned (pushed to the remote), journaled, registered. 2 stages x 7 points = 14 kills.
+added (while its checks run, DVC's cache holds the candidate and a pointer sits beside it,
+nothing pushed), pinned (pushed to the remote), checks passed, renamed into data/, pointed (its
+pointer moved to data/), journaled, registered. 2 stages x 8 points = 16 kills.
 """
 
 import subprocess

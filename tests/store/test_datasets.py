@@ -70,6 +70,9 @@ def test_a_rolled_back_publication_restores_folder_and_pointer(tmp_path: Path) -
 def test_leftovers_of_an_interrupted_build_are_cleaned_or_rolled_back(tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / ".staging-a").mkdir(parents=True)
+    (data / ".staging-a.dvc").write_text("the candidate's pointer, pinned beside its checks")
+    (data / ".staging-c.dvc").write_text("a candidate's pointer without its folder")
+    (data / "c.dvc.partial").write_text("a pointer being moved into place")
     publish(data / "b", 1)
     with candidate_folder(data / "b") as staging:
         write_parquet(pa.table({"a": [2]}), staging / "part-00000.parquet")

@@ -18,7 +18,9 @@ from corpus_platform.store.snapshots import (
     cache_dir,
     current_snapshot,
     ensure_dvc_project,
+    move_pointer,
     pin,
+    pin_in_place,
     reflink_works,
 )
 
@@ -124,3 +126,38 @@ def test_object_check_hashes_a_linked_file_once_and_sees_it_change(
     path.unlink()  # a new file in its place (DVC's links are read-only)
     path.write_bytes(b"changed")
     assert objects.md5_of(path) == file_md5(path) != dict(entries)[entries[0][0]]
+
+
+def test_a_folder_pinned_in_place_then_renamed_gets_the_pointer_dvc_would_write(
+    tmp_path: Path,
+) -> None:
+    root, remote = tmp_path / "project", tmp_path / "remote"
+    ensure_dvc_project(root, remote)
+    staged, final = root / "data" / ".staging-stage", root / "data" / "stage"
+    (staged / "sub").mkdir(parents=True)
+    (staged / "part-00000.parquet").write_bytes(b"rows")
+    (staged / "sub" / "card.md").write_text("a card")
+    inode = (staged / "part-00000.parquet").stat().st_ino
+
+    snapshot = pin_in_place(root, staged)
+
+    assert (staged / "part-00000.parquet").stat().st_ino == inode  # linked, never replaced
+    assert (staged / "part-00000.parquet").read_bytes() == b"rows"
+    staged.rename(final)
+    assert move_pointer(staged, final) == snapshot
+    assert not (root / "data" / ".staging-stage.dvc").exists()
+    moved = (root / "data" / "stage.dvc").read_bytes()
+    assert pin(root, final, link=True) == snapshot  # what `dvc add` of the folder says
+    assert (root / "data" / "stage.dvc").read_bytes() == moved
+    assert any(p.is_file() for p in remote.rglob("*"))  # pushed while still the candidate
+
+
+def test_moving_a_pointer_that_is_missing_or_names_another_folder_fails(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with pytest.raises(SnapshotError, match="no DVC pointer"):
+        move_pointer(data / ".staging-a", data / "a")
+    (data / ".staging-a.dvc").write_text("outs:\n- md5: 0123.dir\n  path: b\n")
+    with pytest.raises(SnapshotError, match="not the pointer of one folder"):
+        move_pointer(data / ".staging-a", data / "a")
+    assert not (data / "a.dvc").exists()

@@ -4,6 +4,7 @@ batch by batch (one raw file, one batch; a batch's files are never rewritten).""
 import shutil
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -20,7 +21,7 @@ from corpus_platform.defs.batches import (
 from corpus_platform.defs.checks import stage_asset
 from corpus_platform.defs.generations import STAGE_CODE
 from corpus_platform.defs.ingest.checks import RAW_DOCUMENTS_CHECKS
-from corpus_platform.defs.publish import StageOutput, publish
+from corpus_platform.defs.publish import StageOutput, pinning_inputs, publish
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.kernels.ingest.batches import (
     BatchPlan,
@@ -86,19 +87,11 @@ def batch_files(
     return chosen, waiting
 
 
-@stage_asset(
-    RAW_DOCUMENTS_CHECKS,
-    group_name="ingest",
-    partitions_def=RAW_BATCHES,
-    kinds={"parquet", "dvc"},
-    description="Raw jsonl / jsonl.gz / parquet / csv files mapped to the canonical schema, "
-    "with a content hash and the raw file and row of every document. Each raw file is a batch: "
-    "a rebuild reads only new files and keeps every published batch's files as they are. "
-    "Partitioned by raw batch (one partition per raw file).",
-)
-def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> StageOutput:
-    config = corpus.load()
-    root = corpus.raw_dir(config)
+def ingest_candidate(
+    context: dg.AssetExecutionContext, corpus: CorpusProject, config: CorpusConfig, root: Path
+) -> dict[str, Any]:
+    """Write raw_documents' candidate: every new raw file read as a batch, every published
+    batch linked as it is; its counts."""
     published = published_batches(corpus, RAW_DOCUMENTS, config, INGEST_SETTINGS, "ingest")
     files, waiting = batch_files(list_input_files(root), root, published, context)
     if waiting:
@@ -129,4 +122,22 @@ def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> S
             f"{counts['replaced_chars']} undecodable bytes replaced with U+FFFD "
             f"(input.decode_errors: replace): {counts['replaced_chars_per_file']}"
         )
-    yield from publish(corpus, config, RAW_DOCUMENTS_CHECKS, counts, inputs={RAW_INPUT: root})
+    return counts
+
+
+@stage_asset(
+    RAW_DOCUMENTS_CHECKS,
+    group_name="ingest",
+    partitions_def=RAW_BATCHES,
+    kinds={"parquet", "dvc"},
+    description="Raw jsonl / jsonl.gz / parquet / csv files mapped to the canonical schema, "
+    "with a content hash and the raw file and row of every document. Each raw file is a batch: "
+    "a rebuild reads only new files and keeps every published batch's files as they are. "
+    "Partitioned by raw batch (one partition per raw file).",
+)
+def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> StageOutput:
+    config = corpus.load()
+    root = corpus.raw_dir(config)
+    with pinning_inputs(corpus, config, RAW_DOCUMENTS, {RAW_INPUT: root}) as pins:  # while read
+        counts = ingest_candidate(context, corpus, config, root)
+        yield from publish(corpus, config, RAW_DOCUMENTS_CHECKS, counts, pins=pins)
