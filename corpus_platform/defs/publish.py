@@ -29,6 +29,7 @@ from corpus_platform.store.datasets import (
 )
 from corpus_platform.store.lineage import lineage_report
 from corpus_platform.store.openlineage import LineageEmitter, Verdict
+from corpus_platform.store.pointers import move_pointer
 from corpus_platform.store.provenance import code_version, environment_digest, require_provenance
 from corpus_platform.store.publication import begin as begin_publication
 from corpus_platform.store.publication import complete as complete_publication
@@ -36,7 +37,6 @@ from corpus_platform.store.registry import CHECK, SNAPSHOT, append_record
 from corpus_platform.store.snapshots import (
     current_snapshot,
     ensure_snapshot_remote,
-    move_pointer,
     pin,
     pin_in_place,
 )
@@ -105,7 +105,7 @@ def publish(
     (:func:`~corpus_platform.store.snapshots.pin_in_place`: DVC hashes it, links it into the
     cache and pushes it to the remote). Only a candidate that passed and is fully pinned is
     renamed into ``data/<asset>``, and its pointer then moves with it
-    (:func:`~corpus_platform.store.snapshots.move_pointer`), so no snapshot is ever published
+    (:func:`~corpus_platform.store.pointers.move_pointer`), so no snapshot is ever published
     unpinned. Should the candidate's files have changed since the pin began (no check writes),
     the published folder is pinned again. When a check fails, or a pin does, the candidate's
     pointer is removed and the inputs' pointers are put back as they were (a failed pin removes

@@ -222,32 +222,6 @@ def pin_in_place(root: Path, folder: Path, added: Callable[[], None] | None = No
     return pin(root, folder, link=adds_by_hardlink(dvc_settings(root).config), added=added)
 
 
-def move_pointer(staged: Path, final: Path) -> str:
-    """Move the pointer DVC wrote for the folder ``staged`` to the pointer of ``final``, the
-    same folder renamed: only its ``path`` changes (a folder's DVC hash depends on the paths of
-    its files relative to it, never on its own name), so the pointer is the one `dvc add` of
-    ``final`` would write. Atomic: the old pointer of ``final`` is replaced in one rename.
-    Returns the snapshot id.
-
-    Raises:
-        SnapshotError: ``staged`` has no pointer, or one that does not name it.
-    """
-    source, target = pointer_path(staged), pointer_path(final)
-    if not source.is_file():
-        raise SnapshotError(f"{source}: no DVC pointer; the folder was not pinned")
-    text = source.read_text(encoding="utf-8")
-    outs = yaml.safe_load(text).get("outs") or [{}]
-    line = f"  path: {staged.name}\n"
-    if len(outs) != 1 or outs[0].get("path") != staged.name or text.count(line) != 1:
-        raise SnapshotError(f"{source}: not the pointer of one folder {staged.name!r}:\n{text}")
-    moved = text.replace(line, f"  path: {final.name}\n")
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(moved, encoding="utf-8")
-    partial.replace(target)
-    source.unlink()
-    return str(outs[0]["md5"])
-
-
 def cache_dir(root: Path) -> Path:
     """The DVC cache folder of the project."""
     return dvc_settings(root).cache

@@ -141,15 +141,21 @@ def test_a_new_split_epoch_may_move_rows_and_records_which(built, tmp_path: Path
     assert "epochs only increase" in back.check("no_held_out_row_moved_into_train").verdict
 
 
+def copy_with_a_new_split(built, tmp_path: Path) -> Path:
+    """A copy of the built project whose config asks for a new split that passes its checks."""
+    root = tmp_path / "copy"
+    shutil.copytree(built[0], root)
+    set_config(root, split={"epoch": 1}, seed=777)
+    return root
+
+
 def test_a_failed_pin_leaves_data_and_pointers_as_they_were(
     built, tmp_path: Path, monkeypatch
 ) -> None:
     from corpus_platform.defs import publish as publishing
     from corpus_platform.store.snapshots import SnapshotError, pin_in_place
 
-    root = tmp_path / "copy"
-    shutil.copytree(built[0], root)
-    set_config(root, split={"epoch": 1}, seed=777)  # a new split that would pass its checks
+    root = copy_with_a_new_split(built, tmp_path)
     data_before, pointers_before = tree_digest(root / "data"), pointers(root)
 
     def pin_then_fail(*args, **kwargs):
@@ -171,9 +177,7 @@ def test_the_candidate_is_pinned_while_its_checks_run_and_its_pointer_moves_with
     from corpus_platform.defs import publish as publishing
     from corpus_platform.store.snapshots import pin, pin_in_place
 
-    root = tmp_path / "copy"
-    shutil.copytree(built[0], root)
-    set_config(root, split={"epoch": 1}, seed=777)
+    root = copy_with_a_new_split(built, tmp_path)
     seen = []
 
     def audit_after_the_pin(project, checks, candidate):
@@ -215,9 +219,7 @@ def test_a_candidate_that_changed_after_its_pin_is_pinned_again(
     from corpus_platform.defs import publish as publishing
     from corpus_platform.store.snapshots import ObjectCheck
 
-    root = tmp_path / "copy"
-    shutil.copytree(built[0], root)
-    set_config(root, split={"epoch": 1}, seed=777)
+    root = copy_with_a_new_split(built, tmp_path)
     real_audit = publishing.audit
 
     def audit_then_write(project, checks, candidate):

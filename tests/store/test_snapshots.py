@@ -7,6 +7,7 @@ import pytest
 
 from corpus_platform.base.files import file_md5
 from corpus_platform.store import snapshots
+from corpus_platform.store.pointers import move_pointer
 from corpus_platform.store.provenance import ProvenanceError, environment_digest, require_provenance
 from corpus_platform.store.registry import list_snapshots, record_snapshot
 from corpus_platform.store.remotes import dvc_settings
@@ -18,7 +19,6 @@ from corpus_platform.store.snapshots import (
     cache_dir,
     current_snapshot,
     ensure_dvc_project,
-    move_pointer,
     pin,
     pin_in_place,
     reflink_works,

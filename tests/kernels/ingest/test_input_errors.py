@@ -19,6 +19,7 @@ from corpus_platform.kernels.ingest.readers import (
     list_input_files,
     read_batches,
 )
+from corpus_platform.store.snapshots import cache_dir
 from tests.conftest import build, make_project, project_config
 
 ENCODING_FIX = "input.encoding: latin-1"
@@ -269,6 +270,11 @@ def test_failed_ingest_names_the_file_and_publishes_nothing(tmp_path: Path) -> N
     assert any("latin.jsonl: line 1" in f and REPLACE_FIX in f for f in report.failures)
     assert not (root / "data" / "raw_documents").exists()
     assert not list((root / "data").glob(".staging-*"))
+    # the raw files' pin, started beside the ingest, ran (their bytes are in DVC's cache) and
+    # was waited for; its pointer was taken back
+    assert any(p.is_file() for p in cache_dir(root).rglob("*"))
+    assert not (root / "data" / "raw.dvc").exists()
+    assert not list((root / "data").glob(".input-pointers-*"))
 
 
 def test_replaced_characters_are_in_the_raw_documents_metadata(tmp_path: Path) -> None:
