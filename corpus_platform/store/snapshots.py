@@ -216,10 +216,11 @@ def pin(
 
 def pin_in_place(root: Path, folder: Path, added: Callable[[], None] | None = None) -> str:
     """:func:`pin` ``folder`` without changing a file in it, so that it can be pinned while
-    others read it (a candidate while its checks run): where the cache's first type is
-    "hardlink", `dvc add` links each file into the cache (the file stays, read-only); with any
-    other, the files are copied into it and left as they are (never relinked afterwards)."""
-    return pin(root, folder, link=adds_by_hardlink(dvc_settings(root).config), added=added)
+    others read it (a candidate while its checks run): `dvc add --no-relink` copies the files
+    into the cache and leaves every file where it is. Linking would not do: DVC replaces a file
+    that is already a hard link to another inode (an append's candidate links published files),
+    and a check opening it then fails."""
+    return pin(root, folder, link=False, added=added)
 
 
 def cache_dir(root: Path) -> Path:
