@@ -161,3 +161,23 @@ def test_moving_a_pointer_that_is_missing_or_names_another_folder_fails(tmp_path
     with pytest.raises(SnapshotError, match="not the pointer of one folder"):
         move_pointer(data / ".staging-a", data / "a")
     assert not (data / "a.dvc").exists()
+
+
+def test_pinning_in_place_never_replaces_a_file_linked_to_another_inode(tmp_path: Path) -> None:
+    """An append's candidate hard-links published files; where the cache holds their object as
+    another inode, a linking `dvc add` deletes and relinks the file, which a check reading it
+    then does not find. The pin beside the checks leaves every file as it is."""
+    root, remote = tmp_path / "project", tmp_path / "remote"
+    ensure_dvc_project(root, remote)
+    published, staged = root / "data" / "stage", root / "data" / ".staging-stage"
+    published.mkdir(parents=True)
+    (published / "part-00000.parquet").write_bytes(b"published rows")
+    pin(root, published)  # copied into the cache: the object is another inode
+    staged.mkdir()
+    (staged / "part-00000.parquet").hardlink_to(published / "part-00000.parquet")
+    inode = (staged / "part-00000.parquet").stat().st_ino
+
+    pin_in_place(root, staged)
+
+    assert (staged / "part-00000.parquet").stat().st_ino == inode
+    assert (staged / "part-00000.parquet").read_bytes() == b"published rows"
