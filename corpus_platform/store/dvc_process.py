@@ -147,13 +147,42 @@ def _child(request: dict) -> int:
     return code
 
 
+# Not a DVC command: `dvc add --no-relink ARGS` whose transfer into the cache hard-links each new
+# object to its workspace file (falling back to a copy across filesystems) instead of copying it.
+LINKED_ADD = "add-linked-in-place"
+
+
+def linked_add(args: list[str]) -> int:
+    """`dvc add --no-relink` with the cache objects hard-linked to the workspace files.
+
+    DVC's add links a file into the cache only when it relinks the workspace afterwards: it
+    removes every file and links it back from the cache, and a reader that opens a file in
+    between finds none. Here the transfer DVC makes (``dvc.output.otransfer``) is told to link,
+    and no relink follows: every workspace file stays where it is, with its inode, size and
+    mtime, and its bytes are stored once (DVC makes the shared inode read-only, as it does for
+    any linked file). Only in a child that exits afterwards, or undone before returning."""
+    import dvc.output
+    from dvc.cli import main
+
+    transfer = dvc.output.otransfer
+
+    def linking(*positional: object, **named: object) -> object:
+        return transfer(*positional, **{**named, "hardlink": True})
+
+    dvc.output.otransfer = linking
+    try:
+        return main(["add", "--no-relink", *args])
+    finally:
+        dvc.output.otransfer = transfer
+
+
 def run_commands(commands: list[list[str]]) -> int:
-    """DVC's command line once per entry of ``commands``, in this process; the first failing
-    command's exit code, its words on stderr."""
+    """DVC's command line once per entry of ``commands``, in this process (:data:`LINKED_ADD`
+    as :func:`linked_add`); the first failing command's exit code, its words on stderr."""
     from dvc.cli import main
 
     for args in commands:
-        code = main(args)
+        code = linked_add(args[1:]) if args[:1] == [LINKED_ADD] else main(args)
         if code:
             print("dvc " + " ".join(args), file=sys.stderr)
             return code
@@ -168,6 +197,7 @@ def serve() -> None:
     import dvc.commands.checkout
     import dvc.commands.config
     import dvc.commands.data_sync
+    import dvc.output
     import dvc.repo
     import dvc.repo.add
     import dvc.repo.checkout

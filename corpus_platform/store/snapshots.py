@@ -21,7 +21,7 @@ import yaml
 from corpus_platform.base.files import digest_files, file_md5
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
-from corpus_platform.store.dvc_process import run_dvc
+from corpus_platform.store.dvc_process import LINKED_ADD, run_dvc
 from corpus_platform.store.remotes import (
     RemoteObjects,
     RemoteSpec,
@@ -181,10 +181,12 @@ def pin(
     push: bool = True,
     link: bool = False,
     added: Callable[[], None] | None = None,
+    in_place_links: bool = False,
 ) -> str:
     """Track ``folder`` (or a file) with DVC, push its objects to the default remote, return its
     snapshot id. ``added``: called once DVC has added the folder (cache objects written, pointer
-    moved) and before the push (a publication's failpoint).
+    moved) and before the push (a publication's failpoint). ``in_place_links``: see
+    :func:`pin_in_place`.
 
     ``link``: leave the workspace files as links to their cache objects (``cache.type``: `dvc
     add` hard-links them itself when "hardlink" comes first, else a relink follows), so a
@@ -195,6 +197,8 @@ def pin(
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
     settings = dvc_settings(root)
     commands = [["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]]
+    if in_place_links and not link and adds_by_hardlink(settings.config):
+        commands = [[LINKED_ADD, "-q", relative]]
     if push:
         settings.require_credentials()
         commands.append(["push", f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
@@ -215,12 +219,14 @@ def pin(
 
 
 def pin_in_place(root: Path, folder: Path, added: Callable[[], None] | None = None) -> str:
-    """:func:`pin` ``folder`` without changing a file in it, so that it can be pinned while
-    others read it (a candidate while its checks run): `dvc add --no-relink` copies the files
-    into the cache and leaves every file where it is. Linking would not do: DVC replaces a file
-    that is already a hard link to another inode (an append's candidate links published files),
-    and a check opening it then fails."""
-    return pin(root, folder, link=False, added=added)
+    """:func:`pin` ``folder`` without moving or replacing a file in it, so that it can be
+    pinned while others read it (a candidate while its checks run). Where the project's cache
+    type puts hard links first, each new cache object is a hard link to its file
+    (:func:`~corpus_platform.store.dvc_process.linked_add`: the bytes stored once, the file
+    left read-only); otherwise `dvc add --no-relink` copies (or clones) them into the cache.
+    DVC's own linking add would not do: it removes each file and links it back from the cache,
+    and a check opening the file in between finds none."""
+    return pin(root, folder, link=False, added=added, in_place_links=True)
 
 
 def cache_dir(root: Path) -> Path:

@@ -10,7 +10,7 @@ from corpus_platform.store import snapshots
 from corpus_platform.store.pointers import move_pointer
 from corpus_platform.store.provenance import ProvenanceError, environment_digest, require_provenance
 from corpus_platform.store.registry import list_snapshots, record_snapshot
-from corpus_platform.store.remotes import dvc_settings
+from corpus_platform.store.remotes import dvc_settings, object_path
 from corpus_platform.store.snapshots import (
     HARDLINK_FIRST,
     LINK_TYPES,
@@ -150,6 +150,33 @@ def test_a_folder_pinned_in_place_then_renamed_gets_the_pointer_dvc_would_write(
     assert pin(root, final, link=True) == snapshot  # what `dvc add` of the folder says
     assert (root / "data" / "stage.dvc").read_bytes() == moved
     assert any(p.is_file() for p in remote.rglob("*"))  # pushed while still the candidate
+
+
+@pytest.mark.parametrize("cache_type", [HARDLINK_FIRST, "copy"])
+def test_pinning_in_place_links_each_file_into_the_cache_where_hard_links_come_first(
+    tmp_path: Path, cache_type: str
+) -> None:
+    """Beside the checks a candidate's bytes are stored once (its files become the cache
+    objects' inodes, read-only) where the cache type puts hard links first, and copied where it
+    does not; either way no file is moved, replaced or changed."""
+    root, remote = tmp_path / "project", tmp_path / "remote"
+    ensure_dvc_project(root, remote)
+    snapshots._dvc(root, "config", "cache.type", cache_type)
+    staged = root / "data" / ".staging-stage"
+    staged.mkdir(parents=True)
+    files = [staged / "part-00000.parquet", staged / "part-00001.parquet"]
+    for number, path in enumerate(files):
+        path.write_bytes(f"rows of shard {number}".encode())
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files]
+
+    pin_in_place(root, staged)
+
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files] == before
+    cached = [object_path(cache_dir(root), file_md5(p)) for p in files]
+    linked = [c.stat().st_ino == p.stat().st_ino for c, p in zip(cached, files, strict=True)]
+    assert linked == [cache_type == HARDLINK_FIRST] * 2
+    assert [c.read_bytes() for c in cached] == [p.read_bytes() for p in files]
+    assert all(object_path(remote, file_md5(p)).is_file() for p in files)
 
 
 def test_moving_a_pointer_that_is_missing_or_names_another_folder_fails(tmp_path: Path) -> None:
