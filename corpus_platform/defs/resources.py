@@ -9,6 +9,7 @@ from typing import Self
 
 import dagster as dg
 
+from corpus_platform.base import charts
 from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.engine import Engine, engine_for
 from corpus_platform.engine.allocators import use_driver_pool
@@ -47,11 +48,14 @@ class CorpusProject(dg.ConfigurableResource):
         holder. A build that died without releasing the lock is marked failed and what it left
         under ``data/`` is cleaned, each with a log line. Outside a run (a sensor evaluation)
         nothing is locked. A run's process allocates Arrow memory from the pool that hands freed
-        pages back (:func:`~corpus_platform.engine.allocators.use_driver_pool`)."""
+        pages back (:func:`~corpus_platform.engine.allocators.use_driver_pool`) and imports
+        matplotlib for the charts on a thread (:func:`~corpus_platform.base.charts.
+        import_in_background`)."""
         if context.dagster_run is None:
             yield self
             return
         use_driver_pool()
+        charts.import_in_background()  # off the stages' path: their charts come after the work
         with project_lock(self.root_path, context.run_id) as lock:
             if lock.crashed is not None:
                 _mark_crashed_run(context, lock.crashed)

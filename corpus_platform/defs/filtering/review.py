@@ -4,6 +4,7 @@ import base64
 import io
 from collections import Counter
 
+from corpus_platform.base.charts import pyplot
 from corpus_platform.kernels.filtering.stage import SAMPLES_PER_FILTER, FilterSummary, Sample
 
 
@@ -21,10 +22,7 @@ def funnel_markdown(
 
 def funnel_chart(rows_in: int, removed: Counter[str]) -> str:
     """The funnel as a horizontal bar chart, a PNG embedded in markdown."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = pyplot()
 
     names = ["rows in", *sorted(removed, key=lambda n: -removed[n]), "rows out"]
     values = [rows_in, *(removed[n] for n in names[1:-1]), rows_in - sum(removed.values())]

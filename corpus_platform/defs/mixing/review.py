@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import dagster as dg
 
+from corpus_platform.base.charts import pyplot
 from corpus_platform.kernels.mixing.plan import MixPlan
 
 
@@ -45,10 +46,7 @@ def epochs_markdown(plan: MixPlan, drawn: Mapping[str, int]) -> str:
 
 def mix_chart(drawn: Mapping[str, int], unit: str) -> str:
     """The achieved mix per source as a pie chart, a PNG embedded in markdown."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = pyplot()
 
     sources = sorted(s for s, n in drawn.items() if n > 0)
     figure, axis = plt.subplots(figsize=(5, 5), dpi=80)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from corpus_platform.base.charts import pyplot
 from corpus_platform.base.names import (
     DEDUPLICATED_DOCUMENTS,
     FILTERED_DOCUMENTS,
@@ -330,10 +331,7 @@ def _save(figure: Any, path: Path) -> None:
 def write_charts(facts: CardFacts, folder: Path) -> list[Path]:
     """The card's images under ``folder/card/``: the filter funnel, the split sizes and the mix
     by source (PNG without a software or time stamp)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    plt = pyplot()
 
     out = folder / CHART_DIR
     filtered, split = facts.counts(FILTERED_DOCUMENTS), facts.counts(SPLIT_DOCUMENTS)
