@@ -147,8 +147,8 @@ def _child(request: dict) -> int:
     return code
 
 
-# Not a DVC command: `dvc add --no-relink ARGS` whose transfer into the cache hard-links each new
-# object to its workspace file (falling back to a copy across filesystems) instead of copying it.
+# Not a DVC command: `dvc add --no-relink ARGS` whose transfer into the cache clones or hard-links
+# each new object to its workspace file (reflink, hardlink, then copy: the first that works).
 LINKED_ADD = "add-linked-in-place"
 
 

@@ -79,6 +79,14 @@ def adds_by_hardlink(config: Mapping[str, Any]) -> bool:
     return first.strip() == "hardlink"
 
 
+def may_hardlink(config: Mapping[str, Any]) -> bool:
+    """Whether a project with this DVC ``config`` allows hard links between its files and the
+    cache ("hardlink" is one of its cache types, in any place)."""
+    types = config["cache"].get("type") or []
+    listed = types.split(",") if isinstance(types, str) else list(types)
+    return "hardlink" in {t.strip() for t in listed}
+
+
 def _run(root: Path, commands: list[list[str]], what: str) -> str:
     """Run DVC commands in the project at ``root`` (:func:`run_dvc`: a child forked from a
     server that imported DVC once), stopping at the first that fails; return their output."""
@@ -197,7 +205,7 @@ def pin(
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
     settings = dvc_settings(root)
     commands = [["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]]
-    if in_place_links and not link and adds_by_hardlink(settings.config):
+    if in_place_links and not link and may_hardlink(settings.config):
         commands = [[LINKED_ADD, "-q", relative]]
     if push:
         settings.require_credentials()
@@ -221,9 +229,10 @@ def pin(
 def pin_in_place(root: Path, folder: Path, added: Callable[[], None] | None = None) -> str:
     """:func:`pin` ``folder`` without moving or replacing a file in it, so that it can be
     pinned while others read it (a candidate while its checks run). Where the project's cache
-    type puts hard links first, each new cache object is a hard link to its file
-    (:func:`~corpus_platform.store.dvc_process.linked_add`: the bytes stored once, the file
-    left read-only); otherwise `dvc add --no-relink` copies (or clones) them into the cache.
+    types allow hard links, each new cache object is a clone of its file where the filesystem
+    clones (reflink), else a hard link to it
+    (:func:`~corpus_platform.store.dvc_process.linked_add`: the bytes stored once, a linked
+    file left read-only); otherwise `dvc add --no-relink` copies (or clones) them.
     DVC's own linking add would not do: it removes each file and links it back from the cache,
     and a check opening the file in between finds none."""
     return pin(root, folder, link=False, added=added, in_place_links=True)

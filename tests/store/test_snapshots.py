@@ -152,13 +152,14 @@ def test_a_folder_pinned_in_place_then_renamed_gets_the_pointer_dvc_would_write(
     assert any(p.is_file() for p in remote.rglob("*"))  # pushed while still the candidate
 
 
-@pytest.mark.parametrize("cache_type", [HARDLINK_FIRST, "copy"])
-def test_pinning_in_place_links_each_file_into_the_cache_where_hard_links_come_first(
+@pytest.mark.parametrize("cache_type", [HARDLINK_FIRST, LINK_TYPES, "reflink,copy", "copy"])
+def test_pinning_in_place_links_each_file_into_the_cache_where_hard_links_are_allowed(
     tmp_path: Path, cache_type: str
 ) -> None:
     """Beside the checks a candidate's bytes are stored once (its files become the cache
-    objects' inodes, read-only) where the cache type puts hard links first, and copied where it
-    does not; either way no file is moved, replaced or changed."""
+    objects' inodes, read-only) where the cache types allow hard links and the filesystem
+    cannot clone, and copied where they do not; either way no file is moved, replaced or
+    changed."""
     root, remote = tmp_path / "project", tmp_path / "remote"
     ensure_dvc_project(root, remote)
     snapshots._dvc(root, "config", "cache.type", cache_type)
@@ -174,7 +175,8 @@ def test_pinning_in_place_links_each_file_into_the_cache_where_hard_links_come_f
     assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files] == before
     cached = [object_path(cache_dir(root), file_md5(p)) for p in files]
     linked = [c.stat().st_ino == p.stat().st_ino for c, p in zip(cached, files, strict=True)]
-    assert linked == [cache_type == HARDLINK_FIRST] * 2
+    hard_linked = "hardlink" in cache_type and not reflink_works(root)
+    assert linked == [hard_linked] * 2
     assert [c.read_bytes() for c in cached] == [p.read_bytes() for p in files]
     assert all(object_path(remote, file_md5(p)).is_file() for p in files)
 
