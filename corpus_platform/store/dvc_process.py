@@ -153,7 +153,8 @@ LINKED_ADD = "add-linked-in-place"
 
 
 def linked_add(args: list[str]) -> int:
-    """`dvc add --no-relink` with the cache objects hard-linked to the workspace files.
+    """`dvc add --no-relink` with each new cache object linked to its workspace file (a
+    reflink clone where the filesystem clones, else a hard link; a copy where neither works).
 
     DVC's add links a file into the cache only when it relinks the workspace afterwards: it
     removes every file and links it back from the cache, and a reader that opens a file in

@@ -71,20 +71,22 @@ def link_types(root: Path) -> str:
     return LINK_TYPES if reflink_works(root) else HARDLINK_FIRST
 
 
+def cache_types(config: Mapping[str, Any]) -> list[str]:
+    """The project's ``cache.type`` list, in its order (empty when unset)."""
+    types = config["cache"].get("type") or []
+    listed = types.split(",") if isinstance(types, str) else list(types)
+    return [t.strip() for t in listed if t.strip()]
+
+
 def adds_by_hardlink(config: Mapping[str, Any]) -> bool:
     """Whether `dvc add` in a project with this DVC ``config`` hard-links files into the cache
     (its first cache type is "hardlink"), leaving them linked and read-only."""
-    types = config["cache"].get("type") or []
-    first = (types.split(",") if isinstance(types, str) else list(types) or [""])[0]
-    return first.strip() == "hardlink"
+    return cache_types(config)[:1] == ["hardlink"]
 
 
 def may_hardlink(config: Mapping[str, Any]) -> bool:
-    """Whether a project with this DVC ``config`` allows hard links between its files and the
-    cache ("hardlink" is one of its cache types, in any place)."""
-    types = config["cache"].get("type") or []
-    listed = types.split(",") if isinstance(types, str) else list(types)
-    return "hardlink" in {t.strip() for t in listed}
+    """Whether a project with this DVC ``config`` lists "hardlink" among its cache types."""
+    return "hardlink" in cache_types(config)
 
 
 def _run(root: Path, commands: list[list[str]], what: str) -> str:
