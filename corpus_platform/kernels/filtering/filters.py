@@ -43,6 +43,8 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_platform.config import ConfigError, FilterConfig
 from corpus_platform.kernels.filtering.textstats import text_scores
@@ -274,6 +276,23 @@ def judge_text(
 ) -> list[Verdict]:
     """:func:`judge_texts` for one row."""
     return judge_texts([text], [source], [url], config)[0]
+
+
+# Case-insensitive RE2 (Unicode simple case folding) matches wherever ``text.lower()`` holds a
+# marker: the only characters Python lower-cases to an ASCII letter of a marker are that
+# letter's capital and the Kelvin sign (to "k"), which RE2 folds alike ("İ" lower-cases to "i"
+# and a combining dot, which no marker letter is followed by). It also matches a few texts the
+# rule leaves alone (U+017F, the long s, for "s"): a superset, so texts it does not match are
+# skipped. The markers are letters and spaces, so they are their own RE2 patterns.
+C4_BOILERPLATE_RE2 = "|".join(C4_BOILERPLATE)
+
+
+def might_hold_boilerplate(texts: pa.Array) -> np.ndarray:
+    """For each text of an Arrow string array, whether :func:`strip_boilerplate_lines` could
+    remove a line of it (False for a null): one compiled pass over the batch instead of a
+    lower-casing and a search per marker per text."""
+    found = pc.match_substring_regex(texts, C4_BOILERPLATE_RE2, ignore_case=True)
+    return found.fill_null(False).to_numpy(zero_copy_only=False)
 
 
 def strip_boilerplate_lines(text: str) -> tuple[str, int]:

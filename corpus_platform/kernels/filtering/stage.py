@@ -26,6 +26,7 @@ from corpus_platform.kernels.filtering.filters import (
     LANGUAGE,
     Verdict,
     judge_matrix,
+    might_hold_boilerplate,
     strip_boilerplate_lines,
 )
 from corpus_platform.kernels.filtering.pii import scrub_all
@@ -80,21 +81,27 @@ def _pii_verdicts(found: Counter[str], dropping: list[str]) -> list[Verdict]:
 
 
 def _edit_texts(
-    texts: list[str | None], sources: list[str], config: FilterConfig
+    column: pa.ChunkedArray, sources: list[str], config: FilterConfig
 ) -> tuple[list[str | None], list[list[Verdict]], list[Counter[str]]]:
-    """PII replacement and C4 line removal: (edited texts, PII drop verdicts, edits per row)."""
+    """PII replacement and C4 line removal: (edited texts, PII drop verdicts, edits per row).
+    A text's lines are searched for boilerplate only where a replacement changed it or the
+    batch's one pass (:func:`might_hold_boilerplate`) matched its raw text."""
+    texts = column.to_pylist()
     edited: list[str | None] = []
     pii_failures: list[list[Verdict]] = []
     edits: list[Counter[str]] = []
     boilerplate_exempt = set(config.exempt.get(C4_LINES, ()))
-    for result, source in zip(scrub_all(texts, config.pii), sources, strict=True):
+    maybe = might_hold_boilerplate(column.combine_chunks()).tolist()
+    results = scrub_all(texts, config.pii)
+    for result, source, flagged in zip(results, sources, maybe, strict=True):
         if result is None:
             edited.append(None)
             pii_failures.append([])
             edits.append(Counter())
             continue
         text, counts = result.text, Counter(result.replaced)
-        if config.c4_remove_boilerplate_lines and source not in boilerplate_exempt:
+        search = flagged or bool(result.replaced)
+        if search and config.c4_remove_boilerplate_lines and source not in boilerplate_exempt:
             text, removed_lines = strip_boilerplate_lines(text)
             if removed_lines:
                 counts[C4_LINES] += removed_lines
@@ -121,7 +128,7 @@ def filter_shard(
     summary = FilterSummary(shard=shard, rows_in=len(table), batch=batch)
     sources = table.column("source").to_pylist()
     urls = table.column("url").to_pylist() if "url" in table.column_names else [None] * len(table)
-    texts, pii_failures, edits = _edit_texts(table.column("text").to_pylist(), sources, config)
+    texts, pii_failures, edits = _edit_texts(table.column("text"), sources, config)
     matrix = judge_matrix(texts, sources, urls, config)
     failed = failed_before_language(pii_failures, matrix)
     language = _language_verdicts(texts, sources, failed, config)

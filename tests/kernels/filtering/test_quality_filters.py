@@ -2,6 +2,7 @@
 
 import random
 
+import pyarrow as pa
 import pytest
 
 from corpus_platform.config import FilterConfig
@@ -11,10 +12,12 @@ from corpus_platform.kernels.filtering.filters import (
     FILTER_NAMES,
     Verdict,
     judge_text,
+    might_hold_boilerplate,
     strip_boilerplate_lines,
 )
 from corpus_platform.kernels.filtering.pii import luhn_valid, scrub
 from tests.kernels.filtering.reference_filters import quality_score
+from tests.realtext import real_texts
 
 WORDS = " ".join(
     [
@@ -206,3 +209,25 @@ def test_boilerplate_rule_equals_its_line_by_line_definition() -> None:
     ]
     for text in texts:
         assert strip_boilerplate_lines(text) == by_lines(text)
+
+
+def test_the_batch_search_for_boilerplate_misses_no_text_the_rule_edits() -> None:
+    crafted = [
+        "Plain prose.\nNothing here.",
+        "We use COOKIES.\nKept line.",
+        "Read our Privacy\nPolicy later.",
+        "coo\u212aie jar",  # the Kelvin sign lower-cases to "k"
+        "\u0130stanbul cookie shop\nother",
+        "terms of u\u017fe",  # a long s: matched by the search, left alone by the rule
+        "JAVASCRIPT\r\nTerms Of Service",
+        "",
+    ]
+    texts = crafted + real_texts(400)
+    edited = [strip_boilerplate_lines(t)[1] > 0 for t in texts]
+    flagged = might_hold_boilerplate(pa.array([*texts, None])).tolist()
+    assert flagged[-1] is False
+    missed = [t[:60] for t, e, f in zip(texts, edited, flagged, strict=False) if e and not f]
+    assert missed == []
+    assert sum(edited[len(crafted) :]) > 0, "the real texts hold boilerplate lines"
+    assert flagged[3] and flagged[5] and not edited[5]
+    assert not flagged[0] and not flagged[2]
