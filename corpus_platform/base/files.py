@@ -3,6 +3,12 @@ the state of a folder's files (what tells that none changed, without reading the
 
 hashlib lets go of the GIL while it hashes a block, so threads hash as many files at once as
 there are cores; the results come back in the order of the paths.
+
+Each MD5 this process computes is remembered by the file's identity as DVC's own state knows a
+file (device, inode, size, modification time), taken when the file was opened and found the
+same when it was read to the end: :func:`known_md5` gives it back while the file is unchanged,
+so that the pin of a stage whose generation digests hashed its files hands those MD5s to DVC
+instead of DVC reading every byte again (:func:`corpus_platform.store.snapshots.pin`).
 """
 
 from __future__ import annotations
@@ -19,13 +25,48 @@ BLOCK = 1 << 20  # bytes read and hashed at a time
 T = TypeVar("T")
 
 
+Identity = tuple[int, int, int, int]  # (device, inode, size, mtime in ns): DVC's state key
+KNOWN_LIMIT = 1 << 16  # identities remembered at most (then forgotten all at once)
+_known: dict[Identity, str] = {}
+
+
+def identity(info: os.stat_result) -> Identity:
+    """A file's identity as DVC's state keys it: a file written since has another."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
 def file_md5(path: Path) -> str:
-    """The MD5 of a file's bytes (what DVC records for it)."""
+    """The MD5 of a file's bytes (what DVC records for it), remembered for :func:`known_md5`
+    when the file was the same (:func:`identity`) from its opening to its last byte."""
     digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
+        opened = identity(os.fstat(handle.fileno()))
         while chunk := handle.read(BLOCK):
             digest.update(chunk)
-    return digest.hexdigest()
+        read = identity(os.fstat(handle.fileno()))
+    md5 = digest.hexdigest()
+    if opened == read:
+        if len(_known) >= KNOWN_LIMIT:
+            _known.clear()
+        _known[read] = md5
+    return md5
+
+
+def known_md5(path: Path) -> str | None:
+    """The MD5 :func:`file_md5` computed in this process for ``path``'s file as it is now (same
+    device, inode, size and modification time); None when it hashed no such file."""
+    try:
+        return _known.get(identity(path.stat()))
+    except OSError:
+        return None
+
+
+def known_md5s(path: Path) -> dict[str, str]:
+    """:func:`known_md5` of ``path`` (a file) or of every file under it (a folder), by
+    absolute path; files this process did not hash as they are now are left out."""
+    files = [path] if path.is_file() else [Path(d) / n for d, _, ns in os.walk(path) for n in ns]
+    known = {str(file.absolute()): known_md5(file) for file in files}
+    return {name: md5 for name, md5 in sorted(known.items()) if md5 is not None}
 
 
 def digest_files(paths: list[Path], digest: Callable[[Path], T] = file_md5) -> list[T]:

@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
-from corpus_platform.base.files import digest_files, file_md5
+from corpus_platform.base.files import digest_files, file_md5, known_md5s
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
-from corpus_platform.store.dvc_process import LINKED_ADD, run_dvc
+from corpus_platform.store.dvc_process import LINKED_ADD, SEED_HASHES, run_dvc
 from corpus_platform.store.remotes import (
     RemoteObjects,
     RemoteSpec,
@@ -194,9 +194,9 @@ def pin(
     in_place_links: bool = False,
 ) -> str:
     """Track ``folder`` (or a file) with DVC, push its objects to the default remote, return its
-    snapshot id. ``added``: called once DVC has added the folder (cache objects written, pointer
-    moved) and before the push (a publication's failpoint). ``in_place_links``: see
-    :func:`pin_in_place`.
+    snapshot id; DVC reads no file this process hashed as it is (``files.known_md5s``: into
+    DVC's state first). ``added``: called once DVC has added the folder (cache objects written,
+    pointer moved) and before the push (a failpoint). ``in_place_links``: :func:`pin_in_place`.
 
     ``link``: leave the workspace files as links to their cache objects (``cache.type``: `dvc
     add` hard-links them itself when "hardlink" comes first, else a relink follows), so a
@@ -206,25 +206,25 @@ def pin(
     """
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
     settings = dvc_settings(root)
-    commands = [["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]]
+    add = ["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]
     if in_place_links and not link and may_hardlink(settings.config):
-        commands = [[LINKED_ADD, "-q", relative]]
+        add = [LINKED_ADD, "-q", relative]
+    known = known_md5s(folder)
+    commands = [*([[SEED_HASHES, json.dumps(known)]] if known else []), add]
+    adding = len(commands)
     if push:
         settings.require_credentials()
         commands.append(["push", f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
     if link and not adds_by_hardlink(settings.config):
         commands.append(["checkout", "--relink", "-q", f"{relative}.dvc"])
     if added is not None:  # the add in a run of its own, so that the caller sees it end
-        _dvc_commands(root, commands[:1])
+        _dvc_commands(root, commands[:adding])
         added()
-        commands = commands[1:]
+        commands = commands[adding:]
     if commands:
         _dvc_commands(root, commands)
-    snapshot = current_snapshot(root, folder)
-    if snapshot is None:
-        raise SnapshotError(
-            f"{relative}.dvc: DVC wrote no pointer; check the DVC project in {root}"
-        )
+    if (snapshot := current_snapshot(root, folder)) is None:
+        raise SnapshotError(f"{relative}.dvc: DVC wrote no pointer; check the DVC project {root}")
     return snapshot
 
 

@@ -2,7 +2,14 @@ import hashlib
 import os
 from pathlib import Path
 
-from corpus_platform.base.files import BLOCK, digest_files, file_md5, folder_state
+from corpus_platform.base.files import (
+    BLOCK,
+    digest_files,
+    file_md5,
+    folder_state,
+    known_md5,
+    known_md5s,
+)
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -49,3 +56,21 @@ def test_folder_state_changes_with_a_written_or_added_file_not_with_a_rename_or_
     write(moved / "sub" / "card.md", b"CARD")  # the same size, written again
     os.utime(moved / "sub" / "card.md", ns=(stamp, stamp + 1))  # (a clock tick may be 4 ms)
     assert folder_state(moved) != before
+
+
+def test_a_hashed_file_is_known_until_it_is_written_again(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    hashed, other = write(tmp_path / "a" / "hashed", b"rows" * 1000), tmp_path / "a" / "other"
+    write(other, b"never hashed")
+    assert known_md5(hashed) is None
+    md5 = file_md5(hashed)
+    linked = tmp_path / "linked"
+    linked.hardlink_to(hashed)  # the same file: the same bytes
+    assert known_md5(hashed) == known_md5(linked) == md5
+    assert known_md5s(tmp_path / "a") == {str(hashed.absolute()): md5}
+    assert known_md5s(hashed) == {str(hashed.absolute()): md5}
+    stat = hashed.stat()
+    write(hashed, b"ROWS" * 1000)  # same size, new bytes
+    os.utime(hashed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert known_md5(hashed) is None and known_md5s(tmp_path / "a") == {}
+    assert known_md5(tmp_path / "missing") is None

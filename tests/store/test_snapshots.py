@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus_platform.base import files as files_module
 from corpus_platform.base.files import file_md5
 from corpus_platform.store import snapshots
 from corpus_platform.store.pointers import move_pointer
@@ -179,6 +180,35 @@ def test_pinning_in_place_links_each_file_into_the_cache_where_hard_links_are_al
     assert linked == [hard_linked] * 2
     assert [c.read_bytes() for c in cached] == [p.read_bytes() for p in files]
     assert all(object_path(remote, file_md5(p)).is_file() for p in files)
+
+
+def test_a_pin_takes_the_md5s_this_process_made_of_the_files_instead_of_reading_them(
+    tmp_path: Path,
+) -> None:
+    """The MD5s a stage computed of its files (its generation digest) go to DVC's state before
+    the add: the snapshot is the one DVC gets by hashing every byte, and a file whose MD5 is
+    known is not read again (shown with a planted wrong MD5, which DVC then records)."""
+    root = tmp_path / "project"
+    ensure_dvc_project(root, tmp_path / "remote")
+
+    def stage(name: str) -> list[Path]:
+        (root / "data" / name).mkdir(parents=True)
+        files = [root / "data" / name / f"part-{i:05d}.parquet" for i in range(2)]
+        for index, path in enumerate(files):
+            path.write_bytes(f"rows of shard {index}".encode() * 1000)
+        return files
+
+    stage("stage")
+    read_by_dvc = pin(root, root / "data" / "stage", push=False)
+    for path in stage("again"):
+        file_md5(path)  # as a stage's generation digest does
+    assert pin(root, root / "data" / "again", push=False) == read_by_dvc
+    first, second = stage("planted")
+    file_md5(first)
+    files_module._known[files_module.identity(first.stat())] = "0" * 32
+    listing = object_path(cache_dir(root), pin(root, first.parent, push=False)).read_text()
+    assert '"md5": "00000000000000000000000000000000"' in listing
+    assert file_md5(second) in listing  # the file this process did not hash: read by DVC
 
 
 def test_moving_a_pointer_that_is_missing_or_names_another_folder_fails(tmp_path: Path) -> None:
