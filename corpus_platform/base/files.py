@@ -38,6 +38,12 @@ def identity(info: os.stat_result) -> Identity:
 def file_md5(path: Path) -> str:
     """The MD5 of a file's bytes (what DVC records for it), remembered for :func:`known_md5`
     when the file was the same (:func:`identity`) from its opening to its last byte."""
+    return hashed_md5(path)[0]
+
+
+def hashed_md5(path: Path) -> tuple[str, Identity | None]:
+    """:func:`file_md5` and the identity of the file it hashed (None when the file changed
+    while it was read), which a worker hands to the process that pins (:func:`remember`)."""
     digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
         opened = identity(os.fstat(handle.fileno()))
@@ -45,11 +51,18 @@ def file_md5(path: Path) -> str:
             digest.update(chunk)
         read = identity(os.fstat(handle.fileno()))
     md5 = digest.hexdigest()
-    if opened == read:
-        if len(_known) >= KNOWN_LIMIT:
-            _known.clear()
-        _known[read] = md5
-    return md5
+    if opened != read:
+        return md5, None
+    remember(read, md5)
+    return md5, read
+
+
+def remember(hashed: Identity, md5: str) -> None:
+    """Remember ``md5`` for the file of identity ``hashed``: only an MD5 :func:`hashed_md5`
+    computed from that file's bytes (here or in a worker), never one a manifest claims."""
+    if len(_known) >= KNOWN_LIMIT:
+        _known.clear()
+    _known[hashed] = md5
 
 
 def known_md5(path: Path) -> str | None:

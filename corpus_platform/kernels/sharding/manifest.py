@@ -7,12 +7,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.base.files import file_md5
+from corpus_platform.base.files import hashed_md5, remember
 from corpus_platform.base.names import PARQUET, WEBDATASET
+
+HASHED = "_hashed"  # not in the manifest: the identity of the file its MD5 was read from
 
 
 def file_entry(path: Path, shard: int, fmt: str, samples: int, tokens: int) -> dict[str, Any]:
-    """One file's manifest entry."""
+    """One file's manifest entry, with the identity of the file hashed under :data:`HASHED`
+    (:func:`remember_hashed` takes it out)."""
+    md5, hashed = hashed_md5(path)
     return {
         "name": path.name,
         "shard": shard,
@@ -20,8 +24,18 @@ def file_entry(path: Path, shard: int, fmt: str, samples: int, tokens: int) -> d
         "samples": samples,
         "tokens": tokens,
         "bytes": path.stat().st_size,
-        "md5": file_md5(path),
+        "md5": md5,
+        HASHED: hashed,
     }
+
+
+def remember_hashed(entries: Sequence[dict[str, Any]]) -> None:
+    """Take :data:`HASHED` out of each entry and remember its MD5 in this process
+    (:func:`corpus_platform.base.files.remember`), so the pin of the shards hands DVC the MD5s
+    the workers read instead of DVC reading the bytes again."""
+    for entry in entries:
+        if (hashed := entry.pop(HASHED, None)) is not None:
+            remember(tuple(hashed), entry["md5"])
 
 
 def manifest(

@@ -57,7 +57,12 @@ from corpus_platform.base.shards import (
 )
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.mixing.tokens import TokenCounter
-from corpus_platform.kernels.sharding.manifest import file_entry, generation_entry, manifest
+from corpus_platform.kernels.sharding.manifest import (
+    file_entry,
+    generation_entry,
+    manifest,
+    remember_hashed,
+)
 from corpus_platform.kernels.sharding.ustar import UstarWriter
 
 BLOCK = 512  # tar header and payload granularity
@@ -384,5 +389,6 @@ def build_shards(
     task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)
     task = partial(task, first_shard=first_shard, generation=generation)
     written = [e for entries in engine.map_shards(task, range(len(plan))) for e in entries]
+    remember_hashed(written)
     tars = [e for e in written if e["format"] == WEBDATASET]
     return manifest(written, seed, max_bytes, max_samples, [generation_entry(generation, tars)])

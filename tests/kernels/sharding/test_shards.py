@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import webdataset as wds
 
+from corpus_platform.base.files import known_md5
 from corpus_platform.base.names import SHARDS_MANIFEST
 from corpus_platform.base.shards import iter_shards, read_json
 from corpus_platform.engine import LocalEngine
@@ -26,6 +27,7 @@ from corpus_platform.kernels.sharding.audit import (
     verify_shard,
 )
 from corpus_platform.kernels.sharding.draw_audit import draw_reports
+from corpus_platform.kernels.sharding.manifest import HASHED
 from corpus_platform.kernels.sharding.shards import (
     BLOCK,
     member_bytes,
@@ -160,6 +162,18 @@ def test_manifest_counts_tokens_bytes_and_md5(tmp_path: Path) -> None:
         by_shard.setdefault(entry["shard"], []).append(entry)
     assert all(verify_shard(s, folder, by_shard) == [] for s in by_shard)
     assert unlisted_files(folder, document) == []
+
+
+def test_the_md5s_the_workers_read_are_known_to_the_process_that_pins(tmp_path: Path) -> None:
+    """The workers hash the files they write for the manifest; the identity of each file
+    hashed comes back with its entry and stays out of manifest.json, so the pin of the shards
+    hands DVC those MD5s (base.files.known_md5) instead of DVC reading every byte again."""
+    folder = make_shards(tmp_path, mix_rows(300), engine=LocalEngine(2))
+    listed = read_json(folder / SHARDS_MANIFEST)["shards"]
+    assert listed and all(HASHED not in entry for entry in listed)
+    assert {e["name"]: known_md5(folder / e["name"]) for e in listed} == {
+        e["name"]: e["md5"] for e in listed
+    }
 
 
 def mix_draws(mix: Path, num_shards: int) -> pa.Table:
