@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from corpus_platform.base.errors import CorpusError
-from corpus_platform.base.files import digest_files
+from corpus_platform.base.files import digest_files, known_md5
 from corpus_platform.base.names import (
     FILTERED_DOCUMENTS,
     SHARDS_MANIFEST,
@@ -135,13 +135,17 @@ def filter_facts(config: dict[str, Any], counts: dict[str, Any]) -> tuple[Filter
 
 
 def hash_file(path: Path) -> tuple[str, str]:
-    """SHA-256 and MD5 of a file, in one pass."""
+    """SHA-256 and MD5 of a file, in one pass; the MD5 this process read of the file as it is
+    now (:func:`~corpus_platform.base.files.known_md5`: a shard the build just hashed) is not
+    computed again."""
+    known = known_md5(path)
     sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
         while block := handle.read(2**20):
             sha.update(block)
-            md5.update(block)
-    return sha.hexdigest(), md5.hexdigest()
+            if known is None:
+                md5.update(block)
+    return sha.hexdigest(), md5.hexdigest() if known is None else known
 
 
 def _url(path: Path, base: Path) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from corpus_platform.base.files import digest_files
 from corpus_platform.kernels.ingest.canonical import FileSummary
 from corpus_platform.kernels.ingest.decoding import InputError
 
@@ -38,15 +39,19 @@ def file_digests(files: dict[str, Path], known: Path) -> dict[str, str]:
     """The SHA-256 of every raw file (name -> path), read again only when a file's size,
     modification time or inode differ from what ``known`` (a JSON file outside the stage
     folder: these facts belong to this machine, not to the data) recorded when it was last
-    read; ``known`` is rewritten with what holds now."""
+    read, as many files at once as there are cores; ``known`` is rewritten with what holds
+    now."""
     seen = json.loads(known.read_text(encoding="utf-8")) if known.is_file() else {}
-    digests, now = {}, {}
+    identities = {}
     for name, path in files.items():
         info = path.stat()
-        identity = [info.st_size, info.st_mtime_ns, info.st_ino]
-        recorded = seen.get(name)
-        digest = recorded[1] if recorded and recorded[0] == identity else file_sha256(path)
-        digests[name], now[name] = digest, [identity, digest]
+        identities[name] = [info.st_size, info.st_mtime_ns, info.st_ino]
+    stale = [n for n in files if not (seen.get(n) and seen[n][0] == identities[n])]
+    hashed = dict(zip(stale, digest_files([files[n] for n in stale], file_sha256), strict=True))
+    digests, now = {}, {}
+    for name in files:
+        digest = hashed[name] if name in hashed else seen[name][1]
+        digests[name], now[name] = digest, [identities[name], digest]
     known.parent.mkdir(parents=True, exist_ok=True)
     known.write_text(json.dumps(now, sort_keys=True), encoding="utf-8")
     return digests
