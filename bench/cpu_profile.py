@@ -76,6 +76,15 @@ CATEGORIES: list[tuple[str, Callable[[str, str], bool]]] = [
 ]
 OTHER = "other"
 LINE_NUMBER = re.compile(r":\d+\)")
+PROCESS = re.compile(r'process \d+:"')
+
+
+def split_processes(stack: str) -> tuple[str, str]:
+    """A raw sample's process tree (``process N:"command line";`` each, a command line holding
+    any character) and its frames: the tree ends at the first ``";`` after the last process."""
+    starts = [m.end() for m in PROCESS.finditer(stack)]
+    end = stack.find('";', starts[-1]) if starts else -1
+    return (stack[: end + 1], stack[end + 2 :]) if end >= 0 else ("", stack)
 
 
 def categorize(raw: Path) -> Counter[str]:
@@ -85,7 +94,7 @@ def categorize(raw: Path) -> Counter[str]:
         stack, _, number = line.rpartition(" ")
         if not number.isdigit():
             continue
-        process, _, frames = stack.partition(";")
+        process, frames = split_processes(stack)
         frames = LINE_NUMBER.sub(")", frames)
         name = next((name for name, rule in CATEGORIES if rule(process, frames)), OTHER)
         counts[name] += int(number)
@@ -111,8 +120,14 @@ def render(args: argparse.Namespace, counts: Counter[str], wall: float, megabyte
         f"## Where the CPU time goes: the whole graph at {args.docs:,} documents, sampled",
         "",
         f"Command: `.bench-venv/bin/python bench/cpu_profile.py --docs {args.docs} --workers "
-        f"{args.workers}`, run {time.strftime('%Y-%m-%d')}. Machine: {machine()}. Project as in "
-        'the "large" section (language identification off, jsonl.gz, `engine: local`), built '
+        f"{args.workers}{' --jsonl' if args.jsonl else ''}`, run {time.strftime('%Y-%m-%d')}. "
+        f"Machine: {machine()}. Project as in the "
+        + (
+            '"nolang" section (language identification off, jsonl'
+            if args.jsonl
+            else '"large" section (language identification off, jsonl.gz'
+        )
+        + ", `engine: local`), built "
         f"under `py-spy record --subprocesses --rate {RATE}`: {wall:,.1f} s wall under the "
         f"profiler ({megabytes:,.0f} MB of text), {total:,.1f} CPU-s sampled in Python threads "
         f"of every process, against {wall * args.workers:,.1f} s of {args.workers} cores.",
@@ -140,12 +155,15 @@ def main() -> int:
     parser.add_argument(
         "--samples", type=Path, default=None, help="also keep py-spy's raw samples at this path"
     )
+    parser.add_argument(
+        "--jsonl", action="store_true", help="raw files as plain jsonl (the nolang section's)"
+    )
     args = parser.parse_args()
     kernel_cache.warm()  # numba's kernels compiled (first run of a checkout) before any timing
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         project = Path(scratch) / f"project-{args.docs}"
         written, _ = write_project(
-            project, args.docs, args.workers, args.seed, False, "local", gzip_files=True
+            project, args.docs, args.workers, args.seed, False, "local", gzip_files=not args.jsonl
         )
         raw = Path(scratch) / "samples.txt"
         wall = profile(project, raw)
