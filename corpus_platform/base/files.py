@@ -68,18 +68,27 @@ def remember(hashed: Identity, md5: str) -> None:
 def known_md5(path: Path) -> str | None:
     """The MD5 :func:`file_md5` computed in this process for ``path``'s file as it is now (same
     device, inode, size and modification time); None when it hashed no such file."""
+    found = known_hash(path)
+    return None if found is None else found[0]
+
+
+def known_hash(path: Path) -> tuple[str, Identity] | None:
+    """:func:`known_md5` with the identity it holds for (what a reader of the MD5 compares the
+    file with again before trusting it)."""
     try:
-        return _known.get(identity(path.stat()))
+        now = identity(path.stat())
     except OSError:
         return None
+    md5 = _known.get(now)
+    return None if md5 is None else (md5, now)
 
 
-def known_md5s(path: Path) -> dict[str, str]:
-    """:func:`known_md5` of ``path`` (a file) or of every file under it (a folder), by
+def known_md5s(path: Path) -> dict[str, tuple[str, Identity]]:
+    """:func:`known_hash` of ``path`` (a file) or of every file under it (a folder), by
     absolute path; files this process did not hash as they are now are left out."""
     files = [path] if path.is_file() else [Path(d) / n for d, _, ns in os.walk(path) for n in ns]
-    known = {str(file.absolute()): known_md5(file) for file in files}
-    return {name: md5 for name, md5 in sorted(known.items()) if md5 is not None}
+    known = {str(file.absolute()): known_hash(file) for file in files}
+    return {name: found for name, found in sorted(known.items()) if found is not None}
 
 
 def digest_files(paths: list[Path], digest: Callable[[Path], T] = file_md5) -> list[T]:

@@ -185,17 +185,24 @@ SEED_HASHES = "seed-known-hashes"
 
 
 def seed_hashes(known: str) -> int:
-    """Record the MD5s of ``known`` (JSON: absolute path -> MD5 of the file's bytes, computed by
-    the platform from the file as it is now: :func:`corpus_platform.base.files.known_md5`) in
-    DVC's state, keyed as DVC keys them (the file's inode, modification time and size, read
-    here). DVC trusts its state as it trusts its own hashes, so only hashes of the files' bytes
-    may be handed over, never a hash a manifest claims."""
+    """Record the MD5s of ``known`` (JSON: absolute path -> [MD5 of the file's bytes, then the
+    identity of the file hashed: device, inode, size, mtime in ns], computed by the platform:
+    :func:`corpus_platform.base.files.known_md5s`) in DVC's state, keyed as DVC keys them (its
+    own look at the file, taken here). A file whose identity is no longer the one hashed is left
+    for DVC to read. DVC trusts its state as it trusts its own hashes, so only hashes of the
+    files' bytes may be handed over, never a hash a manifest claims."""
     from dvc.repo import Repo
     from dvc_data.hashfile.hash_info import HashInfo
 
     repo = Repo(".")
     try:
-        items = [(path, HashInfo("md5", md5), None) for path, md5 in json.loads(known).items()]
+        items = []
+        for path, (md5, *hashed) in json.loads(known).items():
+            info = repo.fs.info(path)  # what DVC's state keys the file by
+            now = os.stat(path)
+            same = [now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns] == hashed
+            if same and (info["ino"], info["size"]) == (now.st_ino, now.st_size):
+                items.append((path, HashInfo("md5", md5), info))
         repo.state.save_many(items, repo.fs)
     finally:
         repo.close()

@@ -209,7 +209,7 @@ def pin(
     add = ["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]
     if in_place_links and not link and may_hardlink(settings.config):
         add = [LINKED_ADD, "-q", relative]
-    known = known_md5s(folder)
+    known = {path: [md5, *hashed] for path, (md5, hashed) in known_md5s(folder).items()}
     commands = [*([[SEED_HASHES, json.dumps(known)]] if known else []), add]
     adding = len(commands)
     if push:

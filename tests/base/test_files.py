@@ -7,6 +7,7 @@ from corpus_platform.base.files import (
     digest_files,
     file_md5,
     folder_state,
+    identity,
     known_md5,
     known_md5s,
 )
@@ -67,8 +68,8 @@ def test_a_hashed_file_is_known_until_it_is_written_again(tmp_path: Path) -> Non
     linked = tmp_path / "linked"
     linked.hardlink_to(hashed)  # the same file: the same bytes
     assert known_md5(hashed) == known_md5(linked) == md5
-    assert known_md5s(tmp_path / "a") == {str(hashed.absolute()): md5}
-    assert known_md5s(hashed) == {str(hashed.absolute()): md5}
+    found = {str(hashed.absolute()): (md5, identity(hashed.stat()))}
+    assert known_md5s(tmp_path / "a") == known_md5s(hashed) == found
     stat = hashed.stat()
     write(hashed, b"ROWS" * 1000)  # same size, new bytes
     os.utime(hashed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))

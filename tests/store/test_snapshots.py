@@ -1,5 +1,6 @@
 """DVC snapshots in a real DVC project on tmp_path, and provenance fields."""
 
+import json
 import os
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 from corpus_platform.base import files as files_module
 from corpus_platform.base.files import file_md5
 from corpus_platform.store import snapshots
+from corpus_platform.store.dvc_process import seed_hashes
 from corpus_platform.store.pointers import move_pointer
 from corpus_platform.store.provenance import ProvenanceError, environment_digest, require_provenance
 from corpus_platform.store.registry import list_snapshots, record_snapshot
@@ -209,6 +211,27 @@ def test_a_pin_takes_the_md5s_this_process_made_of_the_files_instead_of_reading_
     listing = object_path(cache_dir(root), pin(root, first.parent, push=False)).read_text()
     assert '"md5": "00000000000000000000000000000000"' in listing
     assert file_md5(second) in listing  # the file this process did not hash: read by DVC
+
+
+def test_dvc_is_not_handed_the_md5_of_a_file_written_since_it_was_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The DVC child looks at each file again before it records a handed-over MD5: a file
+    written between the pin's look and the child's (another size here) is read by DVC."""
+    root = tmp_path / "project"
+    ensure_dvc_project(root, tmp_path / "remote")
+    folder = root / "data" / "stage"
+    folder.mkdir(parents=True)
+    path = folder / "part-00000.parquet"
+    path.write_bytes(b"rows as hashed")
+    file_md5(path)
+    stale = {str(path.absolute()): [file_md5(path), *files_module.identity(path.stat())]}
+    path.write_bytes(b"rows as written afterwards")
+    monkeypatch.chdir(root)
+    assert seed_hashes(json.dumps(stale)) == 0
+    snapshot = pin(root, folder, push=False)
+    listing = object_path(cache_dir(root), snapshot).read_text()
+    assert file_md5(path) in listing
 
 
 def test_moving_a_pointer_that_is_missing_or_names_another_folder_fails(tmp_path: Path) -> None:
