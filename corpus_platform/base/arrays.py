@@ -1,8 +1,12 @@
-"""Array helpers shared by the kernels: sorted distinct values, a 64-bit bit mixer."""
+"""Array helpers shared by the kernels: sorted distinct values, a 64-bit bit mixer, the UTF-8
+bytes of Arrow texts in a chosen order."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pyarrow as pa
 
 MIX_1, MIX_2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
 
@@ -25,3 +29,32 @@ def avalanche64(x: np.ndarray) -> np.ndarray:
     x = x ^ (x >> np.uint64(33))
     x = x * MIX_2
     return x ^ (x >> np.uint64(33))
+
+
+def utf8_slices(texts: pa.Array | pa.ChunkedArray, order: np.ndarray) -> Iterator[memoryview]:
+    """The UTF-8 bytes of ``texts[i]`` (string or large_string) for each ``i`` of ``order`` (an
+    empty slice for a null),
+    as views of the arrays' own buffers: nothing is copied or decoded, so writing a shard's
+    texts in another order costs no second copy of them. Views stay valid while ``texts``
+    lives."""
+    from corpus_platform.base.words import text_buffers
+
+    chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    starts = np.cumsum([0] + [len(c) for c in chunks])
+    views = []
+    for chunk in chunks:
+        data, offsets = text_buffers(chunk)
+        valid = (
+            chunk.is_valid().to_numpy(zero_copy_only=False)
+            if chunk.null_count
+            else np.ones(len(chunk), np.bool_)
+        )
+        views.append((memoryview(data), offsets, valid))
+    owners = np.searchsorted(starts, order, side="right") - 1
+    for index, owner in zip(order.tolist(), owners.tolist(), strict=True):
+        data, offsets, valid = views[owner]
+        local = index - int(starts[owner])
+        if valid[local]:
+            yield data[offsets[local] : offsets[local + 1]]
+        else:
+            yield data[0:0]

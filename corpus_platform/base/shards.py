@@ -96,6 +96,20 @@ def write_batches(
     return rows
 
 
+def write_in_order(
+    table: pa.Table, order: np.ndarray, path: Path, row_group_size: int, **options: object
+) -> None:
+    """Write the rows of ``table`` in the order ``order`` (row numbers), ``row_group_size`` rows
+    a row group, taking one row group's rows at a time: the same file as writing
+    ``table.take(order)`` with that row group size, without a reordered copy of the table in
+    memory. ``options`` as for :func:`write_parquet`."""
+    groups = (
+        table.take(order[start : start + row_group_size])
+        for start in range(0, len(order), row_group_size)
+    )
+    write_batches(groups, table.schema, path, **options)
+
+
 def iter_batches(path: Path, columns: list[str], batch_size: int = 4096) -> Iterator[pa.Table]:
     """Stream a Parquet file (or a shard folder, file by file) in batches of at most
     ``batch_size`` rows."""

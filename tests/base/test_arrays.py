@@ -1,8 +1,13 @@
 """The shared array helpers."""
 
-import numpy as np
+from pathlib import Path
 
-from corpus_platform.base.arrays import distinct
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from corpus_platform.base.arrays import distinct, utf8_slices
+from corpus_platform.base.shards import write_in_order, write_parquet
 
 
 def test_distinct_equals_numpy_unique() -> None:
@@ -14,3 +19,35 @@ def test_distinct_equals_numpy_unique() -> None:
         np.array([7]),
     ):
         assert np.array_equal(distinct(values), np.unique(values))
+
+
+def test_utf8_slices_are_the_texts_bytes_in_the_order_asked() -> None:
+    texts = ["plain", None, "naïve café", "", "日本語 text", "last"]
+    chunked = pa.chunked_array(
+        [pa.array(texts[:2], pa.string()), pa.array(texts[2:5]), pa.array(texts[5:])]
+    )
+    order = np.array([5, 2, 0, 1, 4, 3, 2])
+    expected = [(texts[i] or "").encode("utf-8") for i in order]
+    assert [bytes(b) for b in utf8_slices(chunked, order)] == expected
+    sliced = pa.array(texts, pa.large_string()).slice(2, 3)  # a slice's own offsets
+    assert [bytes(b) for b in utf8_slices(sliced, np.array([2, 0]))] == [
+        "日本語 text".encode(),
+        "naïve café".encode(),
+    ]
+
+
+def test_write_in_order_is_the_file_of_the_reordered_table(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    table = pa.table(
+        {
+            "key": [f"k{i}" for i in range(2500)],
+            "text": [" ".join(["word"] * int(n)) for n in rng.integers(1, 40, 2500)],
+            "draw": pa.array(rng.integers(0, 3, 2500), pa.int32()),
+        }
+    )
+    order = rng.permutation(2500)
+    write_parquet(table.take(order), tmp_path / "taken.parquet", row_group_size=1024)
+    write_in_order(table, order, tmp_path / "streamed.parquet", 1024)
+    streamed = (tmp_path / "streamed.parquet").read_bytes()
+    assert streamed == (tmp_path / "taken.parquet").read_bytes()
+    assert pq.ParquetFile(tmp_path / "streamed.parquet").metadata.num_row_groups == 3

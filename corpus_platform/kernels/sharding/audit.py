@@ -16,6 +16,7 @@ import json
 import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,19 @@ def _sample(path: Path, key: str, members: dict[str, bytes]) -> TarSample:
     return TarSample(key, json.loads(members["json"]), members["txt"].decode("utf-8"))
 
 
+Row = tuple[str, str, int, str]  # (key, doc_id, draw, text) of one sample
+VERIFY_ROWS = 1024  # samples of each file read and compared at a time
+
+
+@dataclass
+class _Tally:
+    """What reading one file found: its samples and tokens, or why it could not be read."""
+
+    samples: int = 0
+    tokens: int = 0
+    unreadable: str | None = None
+
+
 def verify_shard(
     shard: int,
     folder: Path,
@@ -124,44 +138,77 @@ def verify_shard(
 ) -> list[str]:
     """Every way output shard ``shard``'s files differ from their manifest entries
     (``entries[shard]``: one tar and one Parquet file) and from each other; empty when they
-    agree."""
-    problems: list[str] = []
+    agree. The two files are read side by side, :data:`VERIFY_ROWS` samples at a time, so a
+    task holds a block of samples, not a 256 MiB shard twice over."""
+    problems: dict[str, list[str]] = {}
     entries = entries[shard]
     by_format = {e.get("format"): e for e in entries}
     if sorted(e.get("format") for e in entries) != sorted((PARQUET, WEBDATASET)):
-        problems.append(f"shard {shard}: listed formats {[e.get('format') for e in entries]}")
-    samples: dict[str, list[tuple[str, str, int, str]]] = {}
-    counted: tuple[list, int] | None = None  # rows whose tokens were counted, and the count
+        problems[""] = [f"shard {shard}: listed formats {[e.get('format') for e in entries]}"]
+    readers: dict[str, Iterator[Row]] = {}
     for fmt, entry in sorted(by_format.items(), key=lambda item: str(item[0])):
+        found = problems.setdefault(str(fmt), [])
         path = folder / str(entry.get("name"))
         if not path.is_file():
-            problems.append(f"{path.name}: listed but missing")
+            found.append(f"{path.name}: listed but missing")
             continue
         if path.stat().st_size != entry.get("bytes"):
-            problems.append(f"{path.name}: {path.stat().st_size} bytes, listed {entry['bytes']}")
+            found.append(f"{path.name}: {path.stat().st_size} bytes, listed {entry['bytes']}")
         if file_md5(path) != entry.get("md5"):
-            problems.append(f"{path.name}: md5 {file_md5(path)}, listed {entry.get('md5')}")
-        try:
-            rows = _tar_rows(path) if fmt == WEBDATASET else _parquet_rows(path)
-        except Exception as error:  # an unreadable file is a finding, not a crash
-            problems.append(f"{path.name}: unreadable: {type(error).__name__}: {error}")
-            continue
-        samples[str(fmt)] = rows
-        if counted is None or rows != counted[0]:  # the second format's rows are usually equal
-            counted = (rows, int(count_tokens([text for *_, text in rows], counter).sum()))
-        tokens = counted[1]
-        if (len(rows), tokens) != (entry.get("samples"), entry.get("tokens")):
-            problems.append(
-                f"{path.name}: {len(rows)} samples and {tokens} tokens, listed "
+            found.append(f"{path.name}: md5 {file_md5(path)}, listed {entry.get('md5')}")
+        readers[str(fmt)] = _tar_rows(path) if fmt == WEBDATASET else _parquet_rows(path)
+    tallies, differ = _read_side_by_side(readers, counter)
+    listed = {str(fmt): entry for fmt, entry in by_format.items()}
+    for fmt, tally in tallies.items():
+        entry, name = listed[fmt], (folder / str(listed[fmt].get("name"))).name
+        if tally.unreadable is not None:
+            problems[fmt].append(f"{name}: unreadable: {tally.unreadable}")
+        elif (tally.samples, tally.tokens) != (entry.get("samples"), entry.get("tokens")):
+            problems[fmt].append(
+                f"{name}: {tally.samples} samples and {tally.tokens} tokens, listed "
                 f"{entry.get('samples')} and {entry.get('tokens')}"
             )
-    if len(samples) == 2 and samples[WEBDATASET] != samples[PARQUET]:
-        differ = next(
-            (i for i, (a, b) in enumerate(zip(*samples.values(), strict=False)) if a != b),
-            min(len(s) for s in samples.values()),
+    readable = [t for t in tallies.values() if t.unreadable is None]
+    if len(readable) == 2 and differ is not None:
+        problems.setdefault("~", []).append(
+            f"shard {shard}: tar and Parquet differ from sample {differ} on"
         )
-        problems.append(f"shard {shard}: tar and Parquet differ from sample {differ} on")
-    return problems
+    return [problem for fmt in sorted(problems) for problem in problems[fmt]]
+
+
+def _read_side_by_side(
+    readers: dict[str, Iterator[Row]], counter: TokenCounter | None
+) -> tuple[dict[str, _Tally], int | None]:
+    """Read every file's samples a block at a time, all files in step: each file's samples and
+    tokens (the tokens of a block equal to the previous file's block are not counted twice),
+    and the first sample where two files differ (where the shorter one ends, when one is a
+    prefix of the other); None when they agree."""
+    tallies = {fmt: _Tally() for fmt in readers}
+    live, differ, read = dict(readers), None, 0
+    while live:
+        block: dict[str, list[Row]] = {}
+        for fmt, rows in list(live.items()):
+            try:
+                block[fmt] = list(islice(rows, VERIFY_ROWS))
+            except Exception as error:  # an unreadable file is a finding, not a crash
+                tallies[fmt].unreadable = f"{type(error).__name__}: {error}"
+                block[fmt] = []
+            if len(block[fmt]) < VERIFY_ROWS:
+                del live[fmt]
+        counted: tuple[list[Row], int] | None = None
+        for fmt, rows in block.items():
+            if counted is None or rows != counted[0]:
+                counted = (rows, int(count_tokens([text for *_, text in rows], counter).sum()))
+            tallies[fmt].samples += len(rows)
+            tallies[fmt].tokens += counted[1]
+        if differ is None and len(block) == 2:
+            first, second = block.values()
+            if first != second:
+                pairs = zip(first, second, strict=False)
+                at = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
+                differ = read + (min(len(first), len(second)) if at is None else at)
+        read += VERIFY_ROWS
+    return tallies, differ
 
 
 VERIFY_BATCH = 64  # output shards verified per engine task, at most
@@ -199,19 +246,18 @@ def verify_batch(
     return [problem for shard in mine for problem in verify_shard(shard, folder, entries, counter)]
 
 
-def _tar_rows(path: Path) -> list[tuple[str, str, int, str]]:
-    rows = []
+def _tar_rows(path: Path) -> Iterator[Row]:
     for sample in read_tar(path):
         if sample.meta.get("key") != sample.key:
             raise ValueError(f"sample {sample.key!r} carries key {sample.meta.get('key')!r}")
-        rows.append((sample.key, sample.meta["doc_id"], sample.meta["draw"], sample.text))
-    return rows
+        yield sample.key, sample.meta["doc_id"], sample.meta["draw"], sample.text
 
 
-def _parquet_rows(path: Path) -> list[tuple[str, str, int, str]]:
-    table = pq.read_table(path, columns=["key", "doc_id", "draw", "text"])
-    columns = [table.column(c).to_pylist() for c in ("key", "doc_id", "draw", "text")]
-    return [(k, d, n, t or "") for k, d, n, t in zip(*columns, strict=True)]
+def _parquet_rows(path: Path) -> Iterator[Row]:
+    columns = ["key", "doc_id", "draw", "text"]
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=VERIFY_ROWS, columns=columns):
+        values = [batch.column(c).to_pylist() for c in columns]
+        yield from ((k, d, n, t or "") for k, d, n, t in zip(*values, strict=True))
 
 
 def card_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:

@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.arrays import utf8_slices
 from corpus_platform.base.generations import TEXT, read_generations
 from corpus_platform.base.hashing import stable_hash, stable_hex
 from corpus_platform.base.names import PARQUET, WEBDATASET
@@ -53,6 +54,7 @@ from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
     part_path,
     read_parquet,
+    write_in_order,
     write_parquet,
 )
 from corpus_platform.engine import Engine
@@ -325,25 +327,25 @@ def write_shard(
         for m in range(num_mix_shards)
         if (path := bucket_path(scratch, local, m)).is_file()
     ]
-    table = pa.concat_tables(parts)
-    table = table.take(pc.sort_indices(table, sort_keys=[("_position", "ascending")]))
-    texts = _text_column(table)
+    table = pa.concat_tables(parts)  # the samples in bucket order; written in plan order
+    order = pc.sort_indices(table, sort_keys=[("_position", "ascending")]).to_numpy()
+    texts = table.column(TEXT) if TEXT in table.column_names else pa.nulls(len(table), pa.string())
     tar = staging / shard_name(shard, WEBDATASET)
     with UstarWriter(tar, TAR_OWNER, TAR_MODE, TAR_MTIME) as writer:
         for key, text, meta in zip(
-            table.column("key").to_pylist(),
-            texts.to_pylist(),
-            table.column(JSON_COLUMN).to_pylist(),
+            table.column("key").take(order).to_pylist(),
+            utf8_slices(texts, order),
+            table.column(JSON_COLUMN).take(order).to_pylist(),
             strict=True,
         ):
             writer.add(f"{key}.json", meta)  # webdataset's order: extensions sorted
-            writer.add(f"{key}.txt", (text or "").encode("utf-8"))
+            writer.add(f"{key}.txt", text)
     planned = json.loads((scratch / PLANNED_SIZES).read_text(encoding="utf-8"))
     if tar.stat().st_size != planned[local]:
         raise RuntimeError(f"{tar}: {tar.stat().st_size} bytes written, {planned[local]} planned")
     columns = [c for c in table.column_names if c not in (JSON_COLUMN, TOKENS_COLUMN, "_position")]
     parquet = staging / shard_name(shard, PARQUET)
-    write_parquet(table.select(columns), parquet, row_group_size=PARQUET_ROW_GROUP)
+    write_in_order(table.select(columns), order, parquet, PARQUET_ROW_GROUP)
     tokens = int(pc.sum(table.column(TOKENS_COLUMN)).as_py() or 0)
     return [
         file_entry(path, shard, fmt, len(table), tokens) | {"generation": generation}

@@ -271,3 +271,39 @@ def test_batched_tasks_find_what_per_file_ones_find(tmp_path: Path, monkeypatch)
     assert len(files) > 3
     batched = draw_reports(files, tmp_path / "mix", 4, tmp_path / "work", LocalEngine(1), 1024, 2)
     assert batched == whole and batched[0].samples > 0
+
+
+def test_the_files_are_compared_block_by_block_as_a_whole_read_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tar and the Parquet file are read side by side a few samples at a time: a sample
+    that differs in a later block, or a file that ends early, is found at its position."""
+    monkeypatch.setattr(shard_audit, "VERIFY_ROWS", 7)
+    folder = make_shards(tmp_path, max_samples=None)  # one output shard of ~350 samples
+    manifest = read_json(folder / SHARDS_MANIFEST)
+    entry = next(e for e in manifest["shards"] if e["format"] == "parquet")
+    by_shard = {entry["shard"]: [e for e in manifest["shards"] if e["shard"] == entry["shard"]]}
+    path = folder / entry["name"]
+    table = pq.read_table(path)
+    assert verify_shard(entry["shard"], folder, by_shard) == []
+
+    def rewrite(changed: pa.Table) -> list[str]:
+        path.chmod(0o644)
+        pq.write_table(changed, path)
+        return verify_shard(entry["shard"], folder, by_shard)
+
+    texts = table.column("text").to_pylist()
+    texts[23] = (texts[23] or "").upper()  # the same words, in capitals: same token count
+    problems = rewrite(table.set_column(table.column_names.index("text"), "text", [texts]))
+    assert problems[-1] == f"shard {entry['shard']}: tar and Parquet differ from sample 23 on"
+    assert not any("samples and" in p for p in problems)
+
+    samples, tokens = entry["samples"], entry["tokens"]
+    last = len(table.column("text")[samples - 1].as_py().split())
+    problems = rewrite(table.slice(0, samples - 1))
+    assert f"{path.name}: {samples - 1} samples and {tokens - last} tokens, listed " in (
+        "\n".join(problems)
+    )
+    assert problems[-1] == (
+        f"shard {entry['shard']}: tar and Parquet differ from sample {samples - 1} on"
+    )
