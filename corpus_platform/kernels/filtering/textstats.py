@@ -271,8 +271,9 @@ def _code_line(line: str) -> bool:
     return line[-1] in ";{}" or (line[0] in "dcif#r{}" and bool(CODE_LINE.search(line)))
 
 
-def line_scores(text: str, words: int) -> dict[str, float]:
-    """The scores that look at characters, lines and paragraphs of one text."""
+def line_scores(text: str, words: int, may_hold_lorem: bool = True) -> dict[str, float]:
+    """The scores that look at characters, lines and paragraphs of one text.
+    ``may_hold_lorem``: False when a case-insensitive search found no "lorem ipsum" in it."""
     lines = list(filter(None, map(str.strip, text.split("\n"))))
     paragraphs = list(filter(None, map(str.strip, PARAGRAPH_BREAK.split(text))))
     line_dups, paragraph_dups = _duplicates(lines), _duplicates(paragraphs)
@@ -286,7 +287,7 @@ def line_scores(text: str, words: int) -> dict[str, float]:
         "duplicate_paragraph_fraction": paragraph_dups[0],
         "duplicate_line_char_fraction": line_dups[1],
         "duplicate_paragraph_char_fraction": paragraph_dups[1],
-        "c4_lorem_ipsum": float("lorem ipsum" in text.lower()),
+        "c4_lorem_ipsum": float(may_hold_lorem and "lorem ipsum" in text.lower()),
         "c4_curly_braces": float("{" in text),
         "code_line_ratio": _ratio(sum(map(_code_line, lines)), len(lines)),
     }
@@ -321,6 +322,14 @@ def _word_scores(
     return counts, per_word
 
 
+def _may_hold_lorem(texts: pa.Array) -> list[bool]:
+    """Texts where ``"lorem ipsum" in text.lower()`` can hold, by one case-insensitive RE2
+    search of the batch (no lowered copy of every text): a superset, since the only characters
+    Python's ``lower()`` turns into the phrase's letters are their ASCII capitals (U+0130 lowers
+    to "i" and a combining dot, which no "p" follows)."""
+    return pc.match_substring(texts, "lorem ipsum", ignore_case=True).to_pylist()
+
+
 def text_scores(texts: Sequence[str], blocklist: frozenset[str]) -> dict[str, np.ndarray]:
     """Every heuristic score of every text, keyed by score name, one float64 per text.
 
@@ -330,8 +339,13 @@ def text_scores(texts: Sequence[str], blocklist: frozenset[str]) -> dict[str, np
     columns: dict[str, list[np.ndarray]] = {}
     for start in range(0, len(texts), BATCH_DOCS):
         batch = list(texts[start : start + BATCH_DOCS])
-        counts, scores = _word_scores(pa.array(batch, pa.large_string()), blocklist)
-        rows = [line_scores(text, int(n)) for text, n in zip(batch, counts, strict=True)]
+        array = pa.array(batch, pa.large_string())
+        counts, scores = _word_scores(array, blocklist)
+        lorem = _may_hold_lorem(array)
+        rows = [
+            line_scores(text, int(n), hold)
+            for text, n, hold in zip(batch, counts, lorem, strict=True)
+        ]
         for name in rows[0]:
             scores[name] = np.array([row[name] for row in rows], dtype=np.float64)
         for name, values in scores.items():

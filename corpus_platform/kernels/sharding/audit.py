@@ -198,7 +198,7 @@ def _read_side_by_side(
         counted: tuple[list[Row], int] | None = None
         for fmt, rows in block.items():
             if counted is None or rows != counted[0]:
-                counted = (rows, int(count_tokens([text for *_, text in rows], counter).sum()))
+                counted = (rows, _recount([text for *_, text in rows], counter))
             tallies[fmt].samples += len(rows)
             tallies[fmt].tokens += counted[1]
         if differ is None and len(block) == 2:
@@ -244,6 +244,17 @@ def verify_batch(
         if int(entry.get("shard", -1)) in entries:
             entries[int(entry.get("shard", -1))].append(entry)
     return [problem for shard in mine for problem in verify_shard(shard, folder, entries, counter)]
+
+
+def _recount(texts: list[str], counter: TokenCounter | None) -> int:
+    """The tokens of ``texts`` by the audit's own count: whitespace words by a compiled walk
+    over their code points (:mod:`corpus_platform.kernels.sharding.compiled`, not the
+    writer's code), a tokenizer's token ids as the writer counts them."""
+    if counter is None or not counter.path:
+        from corpus_platform.kernels.sharding.compiled import recount_words  # numba: first use
+
+        return int(recount_words(texts).sum())
+    return int(count_tokens(texts, counter).sum())
 
 
 def _tar_rows(path: Path) -> Iterator[Row]:

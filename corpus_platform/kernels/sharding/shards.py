@@ -113,14 +113,14 @@ def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> n
     """The tokens of every text in the mix's unit: ``counter``'s (a tokenizer's token ids) for
     ``mix.unit: tokens``, else whitespace words (``len(text.split())``, 0 for null), counted
     one text at a time in Python by :class:`~corpus_platform.kernels.mixing.tokens.
-    TokenCounter` (the shard audit's recount)."""
+    TokenCounter` (the shard audit's recount with a tokenizer)."""
     return np.asarray((counter or TokenCounter()).count(texts), np.int64)
 
 
 def sample_tokens(texts: pa.Array, counter: TokenCounter | None) -> np.ndarray:
     """:func:`count_tokens` for the writer: whitespace words counted on the texts' bytes
-    (:func:`~corpus_platform.base.words.word_counts`), so the audit's recount (``str.split``
-    per text) is not the writer's own code."""
+    (:func:`~corpus_platform.base.words.word_counts`); the audit's recount (a walk over code
+    points, :mod:`corpus_platform.kernels.sharding.compiled`) is not the writer's own code."""
     return (counter or TokenCounter()).count_column(texts)
 
 

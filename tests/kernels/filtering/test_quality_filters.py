@@ -231,3 +231,26 @@ def test_the_batch_search_for_boilerplate_misses_no_text_the_rule_edits() -> Non
     assert sum(edited[len(crafted) :]) > 0, "the real texts hold boilerplate lines"
     assert flagged[3] and flagged[5] and not edited[5]
     assert not flagged[0] and not flagged[2]
+
+
+def test_the_lorem_ipsum_search_finds_every_text_pythons_lower_would() -> None:
+    """The batch's case-insensitive search for "lorem ipsum" flags every text where
+    ``"lorem ipsum" in text.lower()``: each character that lowers to something holding one of
+    the phrase's characters, put in each of its places, and real text."""
+    from corpus_platform.kernels.filtering.textstats import _may_hold_lorem
+
+    phrase = "lorem ipsum"
+    lowering = [
+        chr(c)
+        for c in range(0x110000)
+        if not 0xD800 <= c <= 0xDFFF and set(chr(c).lower()) & set(phrase)
+    ]
+    texts = [f"x{phrase[:k]}{c}{phrase[k + 1 :]}y" for c in lowering for k in range(len(phrase))]
+    real = real_texts(200)
+    texts += [phrase.upper(), "Lorem Ipsum", "lorem  ipsum", *real]
+    flagged = _may_hold_lorem(pa.array(texts, pa.large_string()))
+    exact = [phrase in t.lower() for t in texts]
+    assert [t for t, e, f in zip(texts, exact, flagged, strict=True) if e and not f] == []
+    assert sum(exact) > 2 * len(phrase)  # capitals in every place, at least
+    assert flagged[-len(real) - 1] is False  # two spaces: not the phrase
+    assert flagged[-len(real) :] == exact[-len(real) :]  # real text: flagged where it holds it
