@@ -279,8 +279,9 @@ def _plan_table(index: Any, shard: Any, position: Any) -> pa.Table:
 
 
 def bucket_path(scratch: Path, shard: int, mix_shard: int) -> Path:
-    """Scratch file of output shard ``shard``'s samples coming from mix shard ``mix_shard``."""
-    return part_path(scratch / "buckets" / f"{shard:06d}", mix_shard)
+    """Scratch file of output shard ``shard``'s samples from mix shard ``mix_shard``: Arrow IPC,
+    which :func:`write_shard` maps (its texts stay in the page cache, not in the worker)."""
+    return scratch / "buckets" / f"{shard:06d}" / f"part-{mix_shard:05d}.arrow"
 
 
 def scatter_shard(
@@ -301,8 +302,11 @@ def scatter_shard(
     placed = placed.append_column("_position", plan.column("position"))
     targets = plan.column("shard").to_numpy()
     for target in np.unique(targets):
+        path = bucket_path(scratch, int(target), shard)
+        path.parent.mkdir(parents=True, exist_ok=True)
         chosen = placed.filter(pa.array(targets == target))
-        write_parquet(chosen, bucket_path(scratch, int(target), shard), **SCRATCH_OPTIONS)
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, chosen.schema) as out:
+            out.write_table(chosen)
     return len(placed)
 
 
@@ -323,7 +327,7 @@ def write_shard(
     plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
     shard = first_shard + local
     parts = [
-        read_parquet(path)
+        pa.ipc.open_file(pa.memory_map(str(path))).read_all()
         for m in range(num_mix_shards)
         if (path := bucket_path(scratch, local, m)).is_file()
     ]
