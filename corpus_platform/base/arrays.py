@@ -31,16 +31,23 @@ def avalanche64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(33))
 
 
+def chunk_rows(lengths: list[int], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For row numbers ``rows`` of chunks of ``lengths`` rows laid end to end: each row's chunk
+    and its row number inside that chunk."""
+    starts = np.cumsum([0, *lengths], dtype=np.int64)
+    rows = np.asarray(rows, np.int64)  # unsigned row numbers less a start would be floats
+    owners = np.searchsorted(starts, rows, side="right") - 1
+    return owners, rows - starts[owners]
+
+
 def utf8_slices(texts: pa.Array | pa.ChunkedArray, order: np.ndarray) -> Iterator[memoryview]:
     """The UTF-8 bytes of ``texts[i]`` (string or large_string) for each ``i`` of ``order`` (an
-    empty slice for a null),
-    as views of the arrays' own buffers: nothing is copied or decoded, so writing a shard's
-    texts in another order costs no second copy of them. Views stay valid while ``texts``
-    lives."""
+    empty slice for a null), as views of the arrays' own buffers: nothing is copied or decoded,
+    so writing a shard's texts in another order costs no second copy of them. Views stay valid
+    while ``texts`` lives."""
     from corpus_platform.base.words import text_buffers
 
     chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
-    starts = np.cumsum([0] + [len(c) for c in chunks])
     views = []
     for chunk in chunks:
         data, offsets = text_buffers(chunk)
@@ -50,11 +57,7 @@ def utf8_slices(texts: pa.Array | pa.ChunkedArray, order: np.ndarray) -> Iterato
             else np.ones(len(chunk), np.bool_)
         )
         views.append((memoryview(data), offsets, valid))
-    owners = np.searchsorted(starts, order, side="right") - 1
-    for index, owner in zip(order.tolist(), owners.tolist(), strict=True):
+    owners, rows = chunk_rows([len(c) for c in chunks], order)
+    for owner, row in zip(owners.tolist(), rows.tolist(), strict=True):
         data, offsets, valid = views[owner]
-        local = index - int(starts[owner])
-        if valid[local]:
-            yield data[offsets[local] : offsets[local + 1]]
-        else:
-            yield data[0:0]
+        yield data[offsets[row] : offsets[row + 1]] if valid[row] else data[0:0]

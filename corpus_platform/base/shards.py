@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from corpus_platform.base.arrays import chunk_rows
 from corpus_platform.base.hashing import shard_of
 
 MANIFEST = "_manifest.json"
@@ -104,25 +105,21 @@ def write_in_order(
     ``table.take(order)`` with that row group size, without a reordered copy of the table in
     memory. ``options`` as for :func:`write_parquet`."""
     batches = table.to_batches()
-    starts = np.cumsum([0] + [len(b) for b in batches], dtype=np.int64)
-    order = np.asarray(order, np.int64)  # unsigned row numbers less a start would be floats
     groups = (
-        _take_rows(batches, starts, order[first : first + row_group_size], table.schema)
+        _take_rows(batches, order[first : first + row_group_size], table.schema)
         for first in range(0, len(order), row_group_size)
     )
     write_batches(groups, table.schema, path, **options)
 
 
-def _take_rows(
-    batches: list[pa.RecordBatch], starts: np.ndarray, rows: np.ndarray, schema: pa.Schema
-) -> pa.Table:
+def _take_rows(batches: list[pa.RecordBatch], rows: np.ndarray, schema: pa.Schema) -> pa.Table:
     """``rows`` (row numbers of the batches end to end) of ``batches``, in that order. Taken
     from each batch on its own: a take from a chunked table copies all its chunks into one
     first, every time (0.75 s for 30 takes of 1,024 rows from 200 MB of texts)."""
-    owners = np.searchsorted(starts, rows, side="right") - 1
+    owners, local = chunk_rows([len(b) for b in batches], rows)
     grouped = np.argsort(owners, kind="stable")
     pieces = [
-        batches[owner].take(pa.array(rows[grouped][owners[grouped] == owner] - starts[owner]))
+        batches[owner].take(pa.array(local[grouped][owners[grouped] == owner]))
         for owner in np.unique(owners).tolist()
     ]
     picked = pa.Table.from_batches(pieces, schema).combine_chunks()

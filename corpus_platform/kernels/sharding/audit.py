@@ -140,22 +140,23 @@ def verify_shard(
     (``entries[shard]``: one tar and one Parquet file) and from each other; empty when they
     agree. The two files are read side by side, :data:`VERIFY_ROWS` samples at a time, so a
     task holds a block of samples, not a 256 MiB shard twice over."""
-    problems: dict[str, list[str]] = {}
+    problems: dict[str, list[str]] = {}  # by format, reported in format order
     entries = entries[shard]
     by_format = {e.get("format"): e for e in entries}
+    found: list[str] = []
     if sorted(e.get("format") for e in entries) != sorted((PARQUET, WEBDATASET)):
-        problems[""] = [f"shard {shard}: listed formats {[e.get('format') for e in entries]}"]
+        found.append(f"shard {shard}: listed formats {[e.get('format') for e in entries]}")
     readers: dict[str, Iterator[Row]] = {}
     for fmt, entry in sorted(by_format.items(), key=lambda item: str(item[0])):
-        found = problems.setdefault(str(fmt), [])
+        mine = problems.setdefault(str(fmt), [])
         path = folder / str(entry.get("name"))
         if not path.is_file():
-            found.append(f"{path.name}: listed but missing")
+            mine.append(f"{path.name}: listed but missing")
             continue
         if path.stat().st_size != entry.get("bytes"):
-            found.append(f"{path.name}: {path.stat().st_size} bytes, listed {entry['bytes']}")
+            mine.append(f"{path.name}: {path.stat().st_size} bytes, listed {entry['bytes']}")
         if file_md5(path) != entry.get("md5"):
-            found.append(f"{path.name}: md5 {file_md5(path)}, listed {entry.get('md5')}")
+            mine.append(f"{path.name}: md5 {file_md5(path)}, listed {entry.get('md5')}")
         readers[str(fmt)] = _tar_rows(path) if fmt == WEBDATASET else _parquet_rows(path)
     tallies, differ = _read_side_by_side(readers, counter)
     listed = {str(fmt): entry for fmt, entry in by_format.items()}
@@ -168,12 +169,11 @@ def verify_shard(
                 f"{name}: {tally.samples} samples and {tally.tokens} tokens, listed "
                 f"{entry.get('samples')} and {entry.get('tokens')}"
             )
+    found += [problem for fmt in sorted(problems) for problem in problems[fmt]]
     readable = [t for t in tallies.values() if t.unreadable is None]
     if len(readable) == 2 and differ is not None:
-        problems.setdefault("~", []).append(
-            f"shard {shard}: tar and Parquet differ from sample {differ} on"
-        )
-    return [problem for fmt in sorted(problems) for problem in problems[fmt]]
+        found.append(f"shard {shard}: tar and Parquet differ from sample {differ} on")
+    return found
 
 
 def _read_side_by_side(
