@@ -18,11 +18,17 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 BLOCK = 1 << 20  # bytes read and hashed at a time
 
 T = TypeVar("T")
+
+
+class Hasher(Protocol):
+    """A ``hashlib`` digest being fed."""
+
+    def update(self, data: bytes, /) -> None: ...
 
 
 Identity = tuple[int, int, int, int]  # (device, inode, size, mtime in ns): DVC's state key
@@ -41,14 +47,17 @@ def file_md5(path: Path) -> str:
     return hashed_md5(path)[0]
 
 
-def hashed_md5(path: Path) -> tuple[str, Identity | None]:
+def hashed_md5(path: Path, *also: Hasher) -> tuple[str, Identity | None]:
     """:func:`file_md5` and the identity of the file it hashed (None when the file changed
-    while it was read), which a worker hands to the process that pins (:func:`remember`)."""
+    while it was read), which a worker hands to the process that pins (:func:`remember`).
+    ``also``: other ``hashlib`` digests fed the same bytes (one read for several digests)."""
     digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as handle:
         opened = identity(os.fstat(handle.fileno()))
         while chunk := handle.read(BLOCK):
             digest.update(chunk)
+            for other in also:
+                other.update(chunk)
         read = identity(os.fstat(handle.fileno()))
     md5 = digest.hexdigest()
     if opened != read:

@@ -82,6 +82,20 @@ def write_parquet(table: pa.Table, path: Path, **options: object) -> None:
     pq.write_table(table, path, **{**PARQUET_OPTIONS, **options})
 
 
+def write_scratch(table: pa.Table, path: Path) -> None:
+    """Write a scratch table (written once, read back once on this machine by the next step) as
+    an Arrow IPC file: no encoding, no statistics; :func:`read_scratch` maps it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+
+
+def read_scratch(path: Path) -> pa.Table:
+    """A table :func:`write_scratch` wrote, memory-mapped rather than decoded: its buffers are
+    the page cache's pages the writer left, never fresh memory."""
+    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
 def write_batches(
     tables: Iterable[pa.Table], schema: pa.Schema, path: Path, **options: object
 ) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 LONGEST = 128  # words up to this many bytes are hashed here; longer ones by the caller
 
@@ -204,8 +205,15 @@ def hash_words(
     return hashes[:w].copy(), counts, long_words[:longs].copy()
 
 
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-FNV_OFFSET, FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
+# The token table's constants. SWAR: a byte below 0x80 plus FROM_x carries into its top bit when
+# it is at least x; plus PAST_y, when it is above y (no byte carries into the next).
+ALL, ONES = np.uint64(0xFFFFFFFFFFFFFFFF), 0x0101010101010101
+LOW7, HIGH = np.uint64(0x7F * ONES), np.uint64(0x80 * ONES)
+FROM_9, PAST_13 = np.uint64((0x80 - 9) * ONES), np.uint64((0x7F - 13) * ONES)
+FROM_28, PAST_32 = np.uint64((0x80 - 28) * ONES), np.uint64((0x7F - 32) * ONES)
+GATHER = np.uint64(0x0102040810204080)  # times 8 bytes of 0 or 1: byte k's bit at 56 + k
+MIX_1, MIX_2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xFF51AFD7ED558CCD)
+FIELDS = 5  # a token's record: its first 8 bytes, its next 8, size, last text, frequency
 
 
 @_inline
@@ -217,73 +225,173 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
     return bigger
 
 
+@_inline
+def load_word(data: np.ndarray, at: int) -> np.uint64:
+    """``read_le(data, at, 8)`` (``at + 8 <= len(data)``) by unsigned indexes, which LLVM
+    merges into one load (a signed index's wraparound check keeps the bytes' loads apart)."""
+    value = np.uint64(0)
+    base = np.uint64(at)
+    for k in range(8):
+        value |= np.uint64(data[base + np.uint64(k)]) << np.uint64(8 * k)
+    return value
+
+
+@_inline
+def space_bits(data: np.ndarray, at: int, n: int) -> np.uint64:
+    """Bit k set when byte ``at + k`` is whitespace (:func:`space`), for k below ``n`` (at most
+    64); the bits from ``n`` up are set, a text's end being whitespace."""
+    bits = np.uint64(0)
+    if at + 64 <= len(data):
+        for j in range(8):  # eight bytes at a time, a whitespace byte getting its top bit
+            x = load_word(data, at + 8 * j)
+            low = x & LOW7
+            top = ((low + FROM_9) & ~(low + PAST_13)) | ((low + FROM_28) & ~(low + PAST_32))
+            top &= ~x & HIGH  # a byte from 0x80 up is never whitespace
+            bits |= (((top >> np.uint64(7)) * GATHER) >> np.uint64(56)) << np.uint64(8 * j)
+    else:
+        for k in range(n):
+            if space(data[at + k]):
+                bits |= np.uint64(1) << np.uint64(k)
+    if n < 64:
+        bits |= ALL << np.uint64(n)
+    return bits
+
+
+@_inline
+def word_at(data: np.ndarray, at: int, count: int) -> np.uint64:
+    """The ``count`` bytes at ``at`` (at most 8 of them, none when ``count <= 0``) as a
+    little-endian integer, zero above."""
+    if at + 8 <= len(data):
+        half = np.uint64(4 * min(max(count, 0), 8))  # shifted twice: 64 is past a shift's reach
+        return load_word(data, at) & ~((ALL << half) << half)
+    value = np.uint64(0)
+    for k in range(min(count, 8)):
+        value |= np.uint64(data[at + k]) << np.uint64(8 * k)
+    return value
+
+
+@_inline
+def token_hash(
+    head: np.uint64, tail: np.uint64, data: np.ndarray, first: int, size: int
+) -> np.uint64:
+    """A hash of the ``size`` bytes at ``first``, whose first 16 are ``head`` and ``tail``
+    (:func:`word_at`): the tokens' slots in the table, never their counts."""
+    h = (head * MIX_1) ^ (tail + np.uint64(size))
+    for at in range(first + 16, first + size, 8):
+        h = (h ^ word_at(data, at, first + size - at)) * MIX_1
+        h ^= h >> np.uint64(29)
+    h = (h ^ (h >> np.uint64(32))) * MIX_2
+    return h ^ (h >> np.uint64(29))
+
+
+@_inline
+def _table(records: np.ndarray, starts: np.ndarray, tokens: np.ndarray, bits: int) -> np.ndarray:
+    """The token table of ``2**bits`` slots holding the tokens of ``records`` (0, 1, ...)."""
+    mask = np.uint64((1 << bits) - 1)
+    table = np.zeros(1 << bits, np.uint64)
+    for token in range(len(starts) - 1):
+        r = FIELDS * token
+        head, tail, size = np.uint64(records[r]), np.uint64(records[r + 1]), records[r + 2]
+        h = token_hash(head, tail, tokens, starts[token], size)
+        slot = np.int64(h >> np.uint64(64 - bits))
+        while table[slot] != 0:
+            slot = (slot + 1) & np.int64(mask)
+        table[slot] = (h & ~mask) | np.uint64(token + 1)
+    return table
+
+
 @numba.njit(cache=True, nogil=True)
 def token_document_frequencies(
     data: np.ndarray, offsets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """In how many texts each whitespace token occurs, straight from the texts' UTF-8 bytes
     (``data`` and Arrow ``offsets``; whitespace is ASCII's, other whitespace having been
-    overwritten with spaces). Tokens are told apart by their bytes in a table of their own
-    (open addressing keyed by an FNV-1a hash, every hit compared byte for byte): the audit's own
-    count, sharing no code with the fit's Arrow split and dictionary. Returns the distinct
-    tokens as Arrow offsets and bytes, in order of first appearance, and their counts."""
+    overwritten with spaces): the audit's own count, sharing no code with the fit's Arrow split
+    and dictionary. Returns the distinct tokens as Arrow offsets and bytes, in order of first
+    appearance, and their counts.
+
+    A text is read 64 bytes at a time, its tokens' beginnings and ends found in a bitmask of
+    the block's whitespace (:func:`space_bits`). Tokens are told apart by their bytes in a table
+    of their own: open addressing (linear probing, at most half full, rebuilt twice as large
+    from the stored tokens) over ``table``, whose slot keeps a token's id + 1 in its low
+    ``bits`` bits and its hash's other bits above them (0: empty), so a probe passing another
+    token reads nothing else. A token's record (``FIELDS`` int64 of ``records``, by id) holds
+    its first 16 bytes, its size, the last text it occurred in and its count: a slot whose hash
+    bits are equal is confirmed on the record, and past 16 bytes on the stored token, so the
+    counts do not depend on the hash."""
     bits = 12
-    table = np.full(1 << bits, -1, np.int64)
-    hashes = np.empty(1024, np.uint64)
+    table = np.zeros(1 << bits, np.uint64)
+    records = np.empty(FIELDS * 1024, np.int64)
     starts = np.zeros(1025, np.int64)  # token i is tokens[starts[i]:starts[i + 1]]
     tokens = np.empty(8192, np.uint8)
-    frequency = np.zeros(1024, np.int64)
-    last = np.empty(1024, np.int64)
     distinct = 0
     for text in range(len(offsets) - 1):
-        i, end = offsets[text], offsets[text + 1]
-        while True:
-            first, i = next_word(data, i, end)
-            if first == end:
-                break
-            h = FNV_OFFSET
-            for k in range(first, i):
-                h = (h ^ np.uint64(data[k])) * FNV_PRIME
-            size = i - first
-            mask = (1 << bits) - 1
-            slot = np.int64((h * GOLDEN) >> np.uint64(64 - bits))
-            while True:
-                token = table[slot]
-                if token < 0:  # a new token
-                    token = distinct
-                    distinct += 1
-                    hashes = _grown(hashes, distinct)
-                    frequency = _grown(frequency, distinct)
-                    last = _grown(last, distinct)
-                    starts = _grown(starts, distinct + 1)
-                    tokens = _grown(tokens, starts[token] + size)
-                    tokens[starts[token] : starts[token] + size] = data[first:i]
-                    starts[distinct] = starts[token] + size
-                    hashes[token], frequency[token], last[token] = h, 0, -1
-                    table[slot] = token
-                    if 2 * distinct > (1 << bits):  # keep the table at most half full
-                        bits += 1
-                        table = np.full(1 << bits, -1, np.int64)
-                        for known in range(distinct):
-                            at = np.int64((hashes[known] * GOLDEN) >> np.uint64(64 - bits))
-                            while table[at] >= 0:
-                                at = (at + 1) & ((1 << bits) - 1)
-                            table[at] = known
-                    break
-                if hashes[token] == h and starts[token + 1] - starts[token] == size:
-                    same = True
-                    for k in range(size):
-                        if tokens[starts[token] + k] != data[first + k]:
-                            same = False
-                            break
-                    if same:
+        at, end = offsets[text], offsets[text + 1]
+        first = -1  # where the token being read began (-1: none)
+        after_space = np.uint64(1)  # whether the byte before the block is whitespace or none
+        while True:  # a text ending where a block does gets an empty block, ending its token
+            n = min(64, end - at)
+            spaces = space_bits(data, at, n)
+            begins = ~spaces & ((spaces << np.uint64(1)) | after_space)
+            ends = spaces & ((~spaces << np.uint64(1)) | (after_space ^ np.uint64(1)))
+            after_space = spaces >> np.uint64(63)
+            while True:  # beginnings and ends alternate
+                if first < 0:
+                    if not begins:
                         break
-                slot = (slot + 1) & mask
-            if last[token] != text:
-                last[token] = text
-                frequency[token] += 1
+                    first = at + np.int64(trailing_zeros(begins))
+                    begins &= begins - np.uint64(1)
+                if not ends:
+                    break
+                size = at + np.int64(trailing_zeros(ends)) - first
+                ends &= ends - np.uint64(1)
+                head, tail = word_at(data, first, size), word_at(data, first + 8, size - 8)
+                h = token_hash(head, tail, data, first, size)
+                mask = np.uint64((1 << bits) - 1)
+                slot = np.int64(h >> np.uint64(64 - bits))
+                while True:
+                    value = table[slot]
+                    if value == 0:  # a new token
+                        token = distinct
+                        distinct += 1
+                        records = _grown(records, FIELDS * distinct)
+                        starts = _grown(starts, distinct + 1)
+                        tokens = _grown(tokens, starts[token] + size)
+                        tokens[starts[token] : starts[token] + size] = data[first : first + size]
+                        starts[distinct] = starts[token] + size
+                        r = FIELDS * token
+                        records[r], records[r + 1] = np.int64(head), np.int64(tail)
+                        records[r + 2], records[r + 3], records[r + 4] = size, -1, 0
+                        table[slot] = (h & ~mask) | np.uint64(distinct)
+                        if 2 * distinct > (1 << bits):
+                            bits += 1
+                            table = _table(records, starts[: distinct + 1], tokens, bits)
+                        break
+                    if (value ^ h) & ~mask == 0:
+                        token = np.int64(value & mask) - 1
+                        r = FIELDS * token
+                        if (
+                            records[r] == np.int64(head)
+                            and records[r + 1] == np.int64(tail)
+                            and records[r + 2] == size
+                        ):
+                            same = True
+                            for k in range(16, size):
+                                if tokens[starts[token] + k] != data[first + k]:
+                                    same = False
+                                    break
+                            if same:
+                                break
+                    slot = (slot + 1) & np.int64(mask)
+                r = FIELDS * token
+                records[r + 4] += records[r + 3] != text
+                records[r + 3] = text
+                first = -1
+            if n < 64:
+                break
+            at += 64
     return (
         starts[: distinct + 1].copy(),
         tokens[: starts[distinct]].copy(),
-        frequency[:distinct].copy(),
+        records[FIELDS - 1 : FIELDS * distinct : FIELDS].copy(),
     )

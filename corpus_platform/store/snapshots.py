@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from corpus_platform.base.files import digest_files, file_md5, known_md5s
+from corpus_platform.base.files import digest_files, file_md5, known_md5, known_md5s
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
 from corpus_platform.store.dvc_process import LINKED_ADD, SEED_HASHES, run_dvc
@@ -279,18 +279,16 @@ class ObjectCheck:
     def __init__(self, root: Path) -> None:
         self.settings = dvc_settings(root)
         self._remote: RemoteObjects | None = None
-        self._md5s: dict[tuple[int, int, int, int], str] = {}
 
-    def md5_of(self, path: Path) -> str:
-        """The MD5 of a file's bytes, hashed once per file for the life of this check: a file
-        is known by its device, inode, size and modification time (DVC's own state keys), so a
-        workspace file hard-linked to its cache object (the platform's link type) is hashed
-        once for both."""
-        info = path.stat()
-        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-        if key not in self._md5s:
-            self._md5s[key] = file_md5(path)
-        return self._md5s[key]
+    @staticmethod
+    def md5_of(path: Path) -> str:
+        """The MD5 of a file's bytes, read once per file by this process: a file is known by
+        its device, inode, size and modification time (DVC's own state keys), so a workspace
+        file hard-linked to its cache object (the platform's link type) is hashed once for
+        both, and a file this process hashed from its bytes earlier (a raw file while the
+        build ingested it, a shard while its worker wrote it) is not read again while all four
+        stay the same (:func:`corpus_platform.base.files.known_md5`)."""
+        return known_md5(path) or file_md5(path)
 
     @property
     def remote(self) -> RemoteObjects:

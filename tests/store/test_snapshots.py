@@ -131,6 +131,21 @@ def test_object_check_hashes_a_linked_file_once_and_sees_it_change(
     assert objects.md5_of(path) == file_md5(path) != dict(entries)[entries[0][0]]
 
 
+def test_object_check_takes_an_md5_this_process_hashed_from_the_file_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file hashed from its bytes earlier in this process (a raw file while it was ingested)
+    is not read again while its identity holds; written since, it is."""
+    path = tmp_path / "raw.jsonl"
+    path.write_bytes(b"raw rows\n" * 1000)
+    md5 = file_md5(path)
+    hashed: list[Path] = []
+    monkeypatch.setattr(snapshots, "file_md5", lambda p: hashed.append(p) or file_md5(p))
+    assert ObjectCheck.md5_of(path) == md5 and hashed == []
+    path.write_bytes(b"other rows\n" * 1000)
+    assert ObjectCheck.md5_of(path) == file_md5(path) != md5 and hashed == [path]
+
+
 def test_a_folder_pinned_in_place_then_renamed_gets_the_pointer_dvc_would_write(
     tmp_path: Path,
 ) -> None:

@@ -2,6 +2,7 @@
 batch by batch (one raw file, one batch; a batch's files are never rewritten)."""
 
 import shutil
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -87,28 +88,47 @@ def batch_files(
     return chosen, waiting
 
 
-def ingest_candidate(
+@dataclass(frozen=True)
+class RawBatches:
+    """The raw files a run's stage holds (paths and names), their SHA-256s, the published
+    batches and what to read of them."""
+
+    files: list[Path]
+    names: list[str]
+    digests: dict[str, str]
+    published: PublishedBatches
+    plan: BatchPlan
+
+
+def raw_batches(
     context: dg.AssetExecutionContext, corpus: CorpusProject, config: CorpusConfig, root: Path
-) -> dict[str, Any]:
-    """Write raw_documents' candidate: every new raw file read as a batch, every published
-    batch linked as it is; its counts."""
+) -> RawBatches:
+    """The raw files of this run's stage, hashed (their MD5 too, which the raw folder's pin then
+    takes instead of reading them again), and the plan of which to read."""
     published = published_batches(corpus, RAW_DOCUMENTS, config, INGEST_SETTINGS, "ingest")
     files, waiting = batch_files(list_input_files(root), root, published, context)
     if waiting:
         context.log.info(f"{len(waiting)} raw files not in this run's partitions: {waiting[:10]}")
     names = [f.relative_to(root).as_posix() for f in files]
-    known = corpus.root_path / RAW_DIGESTS
-    digests = file_digests(dict(zip(names, files, strict=True)), known)
+    digests = file_digests(dict(zip(names, files, strict=True)), corpus.root_path / RAW_DIGESTS)
     plan = plan_batches(names, digests, published.batches, corpus.reingest, published.snapshot)
+    return RawBatches(files, names, digests, published, plan)
+
+
+def ingest_candidate(
+    context: dg.AssetExecutionContext, corpus: CorpusProject, config: CorpusConfig, raw: RawBatches
+) -> dict[str, Any]:
+    """Write raw_documents' candidate: every new raw file read as a batch, every published
+    batch linked as it is; its counts."""
+    plan = raw.plan
     with candidate_folder(corpus.stage_dir(RAW_DOCUMENTS)) as staging:
-        summaries = read_new_batches(corpus, config, files, plan, staging)
+        summaries = read_new_batches(corpus, config, raw.files, plan, staging)
         for name in plan.kept:
-            summaries[name] = summary_of(published.batches[name])
+            summaries[name] = summary_of(raw.published.batches[name])
             for shard in range(config.num_shards):
-                link_batch(published.folder, staging, shard, batch_key(name))
-        ordered = [summaries[name] for name in names]
-        counts = ingest_counts(names, ordered)
-        batches = {n: batch_record(digests[n], summaries[n]) for n in names}
+                link_batch(raw.published.folder, staging, shard, batch_key(name))
+        counts = ingest_counts(raw.names, [summaries[name] for name in raw.names])
+        batches = {n: batch_record(raw.digests[n], summaries[n]) for n in raw.names}
         manifest = {"rows": counts["rows"], "rows_per_file": counts["rows_per_file"]}
         write_json({**manifest, "batches": batches}, staging / MANIFEST)
     counts |= {"batches_read": len(plan.new), "batches_kept": len(plan.kept)}
@@ -138,6 +158,7 @@ def ingest_candidate(
 def raw_documents(context: dg.AssetExecutionContext, corpus: CorpusProject) -> StageOutput:
     config = corpus.load()
     root = corpus.raw_dir(config)
+    raw = raw_batches(context, corpus, config, root)  # hashed before the pin, which takes MD5s
     with pinning_inputs(corpus, config, RAW_DOCUMENTS, {RAW_INPUT: root}) as pins:  # while read
-        counts = ingest_candidate(context, corpus, config, root)
+        counts = ingest_candidate(context, corpus, config, raw)
         yield from publish(corpus, config, RAW_DOCUMENTS_CHECKS, counts, pins=pins)

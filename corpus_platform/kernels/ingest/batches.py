@@ -19,19 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus_platform.base.files import digest_files
+from corpus_platform.base.files import digest_files, hashed_md5
 from corpus_platform.kernels.ingest.canonical import FileSummary
 from corpus_platform.kernels.ingest.decoding import InputError
 
-READ_CHUNK = 1 << 20
-
 
 def file_sha256(path: Path) -> str:
-    """The SHA-256 of a raw file's bytes, read a MiB at a time."""
+    """The SHA-256 of a raw file's bytes. The same read gives their MD5, which this process
+    then knows for the file as it is (:func:`corpus_platform.base.files.hashed_md5`): the raw
+    folder's DVC pin and the release's audit take it instead of reading the file again."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(READ_CHUNK):
-            digest.update(chunk)
+    hashed_md5(path, digest)
     return digest.hexdigest()
 
 

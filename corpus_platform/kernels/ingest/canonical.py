@@ -22,11 +22,11 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import content_hashes, shard_of
 from corpus_platform.base.shards import (
-    SCRATCH_OPTIONS,
     batch_part_path,
     iter_shards,
-    read_parquet,
+    read_scratch,
     write_parquet,
+    write_scratch,
 )
 from corpus_platform.config import CorpusConfig
 from corpus_platform.kernels.ingest.licences import LICENSE, row_licences
@@ -265,8 +265,8 @@ def spill_file(
         )
         for shard in np.unique(shards):
             part = table.filter(pa.array(shards == shard))
-            name = f"{file_index:05d}-{batch_index:06d}.parquet"
-            write_parquet(part, spill_dir(staging, int(shard)) / name, **SCRATCH_OPTIONS)
+            name = f"{file_index:05d}-{batch_index:06d}.arrow"
+            write_scratch(part, spill_dir(staging, int(shard)) / name)
         total += len(table)
     return FileSummary(total, stats.replaced_chars, dict(sorted(licences.items())))
 
@@ -309,8 +309,8 @@ def assemble_shard(
     folder = spill_dir(staging, shard)
     rows = 0
     for file_index, key in batches:
-        spilled = sorted(folder.glob(f"{file_index:05d}-*.parquet")) if folder.is_dir() else []
-        pieces = [read_parquet(p) for p in spilled]
+        spilled = sorted(folder.glob(f"{file_index:05d}-*.arrow")) if folder.is_dir() else []
+        pieces = [read_scratch(p) for p in spilled]
         table = pa.concat_tables(pieces) if pieces else schema.empty_table()
         table = table.sort_by([("doc_id", "ascending"), ("raw_row", "ascending")])
         write_parquet(table, batch_part_path(staging, shard, key))

@@ -54,8 +54,10 @@ from corpus_platform.base.shards import (
     SCRATCH_OPTIONS,
     part_path,
     read_parquet,
+    read_scratch,
     write_in_order,
     write_parquet,
+    write_scratch,
 )
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.mixing.tokens import TokenCounter
@@ -303,10 +305,8 @@ def scatter_shard(
     targets = plan.column("shard").to_numpy()
     for target in np.unique(targets):
         path = bucket_path(scratch, int(target), shard)
-        path.parent.mkdir(parents=True, exist_ok=True)
         chosen = placed.filter(pa.array(targets == target))
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, chosen.schema) as out:
-            out.write_table(chosen)
+        write_scratch(chosen, path)
     return len(placed)
 
 
@@ -327,7 +327,7 @@ def write_shard(
     plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
     shard = first_shard + local
     parts = [
-        pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+        read_scratch(path)
         for m in range(num_mix_shards)
         if (path := bucket_path(scratch, local, m)).is_file()
     ]

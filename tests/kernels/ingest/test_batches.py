@@ -1,10 +1,12 @@
 """Which raw files a build reads: new ones, or ones named to re-ingest; a changed one is an
 error that names it."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
+from corpus_platform.base.files import known_md5
 from corpus_platform.base.names import batch_key
 from corpus_platform.kernels.ingest import batches
 from corpus_platform.kernels.ingest.batches import file_sha256, plan_batches
@@ -71,3 +73,20 @@ def test_raw_files_are_hashed_again_only_when_they_change(tmp_path: Path, monkey
     again = batches.file_digests(raw, known)
     assert hashed == [raw["b.jsonl"]] and again["b.jsonl"] != first["b.jsonl"]
     assert again["a.jsonl"] == first["a.jsonl"]
+
+
+def test_hashing_a_raw_file_leaves_its_md5_known_for_the_pin_and_the_audit(
+    tmp_path: Path,
+) -> None:
+    """One read gives the SHA-256 the batch records and the MD5 DVC names the file by; the MD5
+    is known for the file as it is, and forgotten once it is written again."""
+    path = tmp_path / "web.jsonl"
+    data = b'{"id": "a", "text": "caf\xc3\xa9"}\n' * 200_000  # several read blocks
+    path.write_bytes(data)
+    assert known_md5(path) is None
+    assert batches.file_digests({"web.jsonl": path}, tmp_path / "digests.json") == {
+        "web.jsonl": hashlib.sha256(data).hexdigest()
+    }
+    assert known_md5(path) == hashlib.md5(data).hexdigest()
+    path.write_bytes(data + b"\n")
+    assert known_md5(path) is None
