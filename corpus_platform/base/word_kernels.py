@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros  # one tzcnt; internal API: numba is pinned
 
 LONGEST = 128  # words up to this many bytes are hashed here; longer ones by the caller
 
@@ -57,10 +57,13 @@ _inline = numba.njit(cache=True, nogil=True, inline="always")
 
 @_inline
 def read_le(data: np.ndarray, at: int, width: int) -> np.uint64:
-    """The ``width`` bytes at ``at`` as a little-endian unsigned integer."""
+    """The ``width`` bytes at ``at`` (none when ``width <= 0``) as a little-endian unsigned
+    integer, by unsigned indexes, which LLVM merges into one load of a constant ``width`` (a
+    signed index's wraparound check keeps the bytes' loads apart)."""
     value = np.uint64(0)
+    base = np.uint64(at)
     for k in range(width):
-        value |= np.uint64(data[at + k]) << np.uint64(8 * k)
+        value |= np.uint64(data[base + np.uint64(k)]) << np.uint64(8 * k)
     return value
 
 
@@ -108,24 +111,26 @@ def mix16(data: np.ndarray, at: int, s: int) -> np.uint64:
 
 @_inline
 def xxh3(data: np.ndarray, start: int, length: int) -> np.uint64:
-    """XXH3-64 (seed 0, default secret) of ``data[start:start + length]``, 1 to 128
-    bytes."""
+    """XXH3-64 (seed 0, default secret) of ``data[start:start + length]``, 1 to 128 bytes. Up
+    to 8 bytes, both the 1-3 and the 4-8 byte path are computed from one load and the right
+    result is kept without a branch: words of either size are common, and a mispredicted
+    branch costs more than the other path's arithmetic (a sixth of the kernel's time)."""
     n = np.uint64(length)
-    if length <= 3:
-        c1 = np.uint64(data[start])
-        c2 = np.uint64(data[start + (length >> 1)])
-        c3 = np.uint64(data[start + length - 1])
+    if length <= 8:  # bytes past the word's last are loaded where the buffer has them, not used
+        head = read_le(data, start, 8) if start + 8 <= len(data) else read_le(data, start, length)
+        c1 = head & np.uint64(0xFF)
+        c2 = (head >> np.uint64(8 * (length >> 1))) & np.uint64(0xFF)
+        c3 = (head >> np.uint64(8 * (length - 1))) & np.uint64(0xFF)
         combined = (c1 << np.uint64(16)) | (c2 << np.uint64(24)) | c3 | (n << np.uint64(8))
-        return xxh64_avalanche(combined ^ FLIP_1TO3)
-    if length <= 8:
-        first = read_le(data, start, 4)
-        last = read_le(data, start + length - 4, 4)
-        keyed = (last + (first << np.uint64(32))) ^ FLIP_4TO8
+        one_to_3 = xxh64_avalanche(combined ^ FLIP_1TO3)
+        last = (head >> np.uint64(8 * max(length - 4, 0))) & LOW32
+        keyed = (last + ((head & LOW32) << np.uint64(32))) ^ FLIP_4TO8
         keyed ^= rotl(keyed, 49) ^ rotl(keyed, 24)
         keyed *= PRIME_MX2
         keyed ^= (keyed >> np.uint64(35)) + n
         keyed *= PRIME_MX2
-        return keyed ^ (keyed >> np.uint64(28))
+        short = np.uint64(0) - np.uint64(length <= 3)  # all ones for 1-3 bytes, else 0
+        return (one_to_3 & short) | ((keyed ^ (keyed >> np.uint64(28))) & ~short)
     if length <= 16:
         low = read_le(data, start, 8) ^ FLIP_9TO16_LOW
         high = read_le(data, start + length - 8, 8) ^ FLIP_9TO16_HIGH
@@ -155,65 +160,41 @@ def space(byte: np.uint8) -> bool:
     return (byte >= 9 and byte <= 13) or (byte >= 28 and byte <= 32)
 
 
-@_inline
-def next_word(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
-    """The start and end of the first whitespace word of ``data[i:end]`` (``end, end`` when
-    there is none)."""
-    while i < end and space(data[i]):
-        i += 1
-    start = i
-    while i < end and not space(data[i]):
-        i += 1
-    return start, i
-
-
-@numba.njit(cache=True, nogil=True)
-def hash_words(
-    data: np.ndarray, offsets: np.ndarray, valid: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each word's hash (left unset for a word longer than LONGEST bytes), each text's number of
-    words, and ``(word index, start, end)`` of every such longer word."""
-    texts = len(offsets) - 1
-    counts = np.zeros(texts, np.int64)
-    # Words are at least two bytes apart (a byte and a separator), a text's last aside.
-    hashes = np.empty((offsets[texts] - offsets[0] + 1) // 2 + texts, np.uint64)
-    long_words = np.empty((16, 3), np.int64)
-    w = 0
-    longs = 0
-    for t in range(texts):
-        if not valid[t]:
-            continue
-        i, end = offsets[t], offsets[t + 1]
-        first = w
-        while True:
-            start, i = next_word(data, i, end)
-            if start == end:
-                break
-            if i - start > LONGEST:
-                if longs == len(long_words):
-                    grown = np.empty((2 * longs, 3), np.int64)
-                    grown[:longs] = long_words
-                    long_words = grown
-                long_words[longs, 0] = w
-                long_words[longs, 1] = start
-                long_words[longs, 2] = i
-                longs += 1
-            else:
-                hashes[w] = xxh3(data, start, i - start)
-            w += 1
-        counts[t] = w - first
-    return hashes[:w].copy(), counts, long_words[:longs].copy()
-
-
-# The token table's constants. SWAR: a byte below 0x80 plus FROM_x carries into its top bit when
-# it is at least x; plus PAST_y, when it is above y (no byte carries into the next).
+# SWAR: a byte below 0x80 plus FROM_x carries into its top bit when it is at least x; plus PAST_y,
+# when it is above y (no byte carries into the next).
 ALL, ONES = np.uint64(0xFFFFFFFFFFFFFFFF), 0x0101010101010101
 LOW7, HIGH = np.uint64(0x7F * ONES), np.uint64(0x80 * ONES)
 FROM_9, PAST_13 = np.uint64((0x80 - 9) * ONES), np.uint64((0x7F - 13) * ONES)
 FROM_28, PAST_32 = np.uint64((0x80 - 28) * ONES), np.uint64((0x7F - 32) * ONES)
 GATHER = np.uint64(0x0102040810204080)  # times 8 bytes of 0 or 1: byte k's bit at 56 + k
-MIX_1, MIX_2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xFF51AFD7ED558CCD)
-FIELDS = 5  # a token's record: its first 8 bytes, its next 8, size, last text, frequency
+
+
+@_inline
+def edges(
+    data: np.ndarray, at: int, n: int, after_space: np.uint64
+) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """Where words begin and where they end in the ``n`` bytes at ``at`` (at most 64) as two
+    bitmasks, bit k for byte ``at + k``: a word ends at the whitespace byte after its last (the
+    bits from ``n`` up stand for the text's end, which is whitespace). Then 1 when the block's
+    last byte is whitespace, else 0: the next block's ``after_space``, this block's being that
+    of the byte before it (1 when there is none). Beginnings and ends alternate."""
+    spaces = np.uint64(0)
+    if at + 64 <= len(data):
+        for j in range(8):  # eight bytes at a time, a whitespace byte getting its top bit
+            x = read_le(data, at + 8 * j, 8)
+            low = x & LOW7
+            top = ((low + FROM_9) & ~(low + PAST_13)) | ((low + FROM_28) & ~(low + PAST_32))
+            top &= ~x & HIGH  # a byte from 0x80 up is never whitespace
+            spaces |= (((top >> np.uint64(7)) * GATHER) >> np.uint64(56)) << np.uint64(8 * j)
+    else:
+        for k in range(n):
+            if space(data[at + k]):
+                spaces |= np.uint64(1) << np.uint64(k)
+    if n < 64:
+        spaces |= ALL << np.uint64(n)
+    begins = ~spaces & ((spaces << np.uint64(1)) | after_space)
+    ends = spaces & ((~spaces << np.uint64(1)) | (after_space ^ np.uint64(1)))
+    return begins, ends, spaces >> np.uint64(63)
 
 
 @_inline
@@ -225,36 +206,62 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
     return bigger
 
 
-@_inline
-def load_word(data: np.ndarray, at: int) -> np.uint64:
-    """``read_le(data, at, 8)`` (``at + 8 <= len(data)``) by unsigned indexes, which LLVM
-    merges into one load (a signed index's wraparound check keeps the bytes' loads apart)."""
-    value = np.uint64(0)
-    base = np.uint64(at)
-    for k in range(8):
-        value |= np.uint64(data[base + np.uint64(k)]) << np.uint64(8 * k)
-    return value
+@numba.njit(cache=True, nogil=True)
+def hash_words(
+    data: np.ndarray, offsets: np.ndarray, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each word's hash (left unset for a word longer than LONGEST bytes), each text's number of
+    words, and ``(word index, start, end)`` of every such longer word. A text is read 64 bytes
+    at a time, its words' beginnings and ends found in bitmasks (:func:`edges`)."""
+    texts = len(offsets) - 1
+    counts = np.zeros(texts, np.int64)
+    # Room for a word per 4 bytes (text has one per 6 or 7), grown when a block's words might
+    # not fit (at most 32 end in one). Room for a word per 2 bytes, the most there can be, is
+    # 50 MB for a batch of 12 MB: past glibc's 32 MB ceiling for reusing freed memory, so every
+    # call faulted in fresh pages (a quarter of its time).
+    hashes = np.empty((offsets[texts] - offsets[0]) // 4 + 32, np.uint64)
+    long_words = np.empty(48, np.int64)  # (word index, start, end), end to end
+    w = longs = 0
+    for t in range(texts):
+        if not valid[t]:
+            continue
+        at, end = offsets[t], offsets[t + 1]
+        start = -1  # where the word being read began (-1: none)
+        after_space = np.uint64(1)
+        first = w
+        while True:  # a text ending where a block does gets an empty block, ending its word
+            n = min(64, end - at)
+            begins, ends, after_space = edges(data, at, n, after_space)
+            if w + 32 > len(hashes):
+                hashes = _grown(hashes, w + 32)
+            while True:  # beginnings and ends alternate
+                if start < 0:
+                    if not begins:
+                        break
+                    start = at + np.int64(trailing_zeros(begins))
+                    begins &= begins - np.uint64(1)
+                if not ends:
+                    break
+                stop = at + np.int64(trailing_zeros(ends))
+                ends &= ends - np.uint64(1)
+                if stop - start > LONGEST:
+                    long_words = _grown(long_words, 3 * longs + 3)
+                    long_words[3 * longs : 3 * longs + 3] = (w, start, stop)
+                    longs += 1
+                else:
+                    hashes[w] = xxh3(data, start, stop - start)
+                w += 1
+                start = -1
+            if n < 64:
+                break
+            at += 64
+        counts[t] = w - first
+    return hashes[:w].copy(), counts, long_words[: 3 * longs].copy().reshape((longs, 3))
 
 
-@_inline
-def space_bits(data: np.ndarray, at: int, n: int) -> np.uint64:
-    """Bit k set when byte ``at + k`` is whitespace (:func:`space`), for k below ``n`` (at most
-    64); the bits from ``n`` up are set, a text's end being whitespace."""
-    bits = np.uint64(0)
-    if at + 64 <= len(data):
-        for j in range(8):  # eight bytes at a time, a whitespace byte getting its top bit
-            x = load_word(data, at + 8 * j)
-            low = x & LOW7
-            top = ((low + FROM_9) & ~(low + PAST_13)) | ((low + FROM_28) & ~(low + PAST_32))
-            top &= ~x & HIGH  # a byte from 0x80 up is never whitespace
-            bits |= (((top >> np.uint64(7)) * GATHER) >> np.uint64(56)) << np.uint64(8 * j)
-    else:
-        for k in range(n):
-            if space(data[at + k]):
-                bits |= np.uint64(1) << np.uint64(k)
-    if n < 64:
-        bits |= ALL << np.uint64(n)
-    return bits
+# The token table's constants.
+MIX_1, MIX_2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xFF51AFD7ED558CCD)
+FIELDS = 5  # a token's record: its first 8 bytes, its next 8, size, last text, frequency
 
 
 @_inline
@@ -263,11 +270,8 @@ def word_at(data: np.ndarray, at: int, count: int) -> np.uint64:
     little-endian integer, zero above."""
     if at + 8 <= len(data):
         half = np.uint64(4 * min(max(count, 0), 8))  # shifted twice: 64 is past a shift's reach
-        return load_word(data, at) & ~((ALL << half) << half)
-    value = np.uint64(0)
-    for k in range(min(count, 8)):
-        value |= np.uint64(data[at + k]) << np.uint64(8 * k)
-    return value
+        return read_le(data, at, 8) & ~((ALL << half) << half)
+    return read_le(data, at, min(count, 8))
 
 
 @_inline
@@ -311,7 +315,7 @@ def token_document_frequencies(
     appearance, and their counts.
 
     A text is read 64 bytes at a time, its tokens' beginnings and ends found in a bitmask of
-    the block's whitespace (:func:`space_bits`). Tokens are told apart by their bytes in a table
+    the block's whitespace (:func:`edges`). Tokens are told apart by their bytes in a table
     of their own: open addressing (linear probing, at most half full, rebuilt twice as large
     from the stored tokens) over ``table``, whose slot keeps a token's id + 1 in its low
     ``bits`` bits and its hash's other bits above them (0: empty), so a probe passing another
@@ -331,10 +335,7 @@ def token_document_frequencies(
         after_space = np.uint64(1)  # whether the byte before the block is whitespace or none
         while True:  # a text ending where a block does gets an empty block, ending its token
             n = min(64, end - at)
-            spaces = space_bits(data, at, n)
-            begins = ~spaces & ((spaces << np.uint64(1)) | after_space)
-            ends = spaces & ((~spaces << np.uint64(1)) | (after_space ^ np.uint64(1)))
-            after_space = spaces >> np.uint64(63)
+            begins, ends, after_space = edges(data, at, n, after_space)
             while True:  # beginnings and ends alternate
                 if first < 0:
                     if not begins:

@@ -6,8 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_platform.base.arrays import distinct, utf8_slices
-from corpus_platform.base.shards import write_in_order, write_parquet
+from corpus_platform.base.arrays import distinct, one_array, utf8_slices
+from corpus_platform.base.shards import read_scratch, write_in_order, write_parquet, write_scratch
 
 
 def test_distinct_equals_numpy_unique() -> None:
@@ -53,3 +53,21 @@ def test_write_in_order_is_the_file_of_the_reordered_table(tmp_path: Path) -> No
         written = (tmp_path / f"{name}.parquet").read_bytes()
         assert written == (tmp_path / "taken.parquet").read_bytes()
     assert pq.ParquetFile(tmp_path / "chunked.parquet").metadata.num_row_groups == 3
+
+
+def test_one_array_keeps_a_single_chunk_and_concatenates_several(tmp_path: Path) -> None:
+    """A column of one chunk comes back as that chunk, its buffers not copied (a slice keeps
+    its offset, so offsets still index the whole values); several chunks are concatenated."""
+    lists = pa.array([[1, 2], [3], [], [4, 5, 6]], pa.list_(pa.uint64()))
+    sliced = pa.chunked_array([lists.slice(1, 3)])
+    alone = one_array(sliced)
+    assert alone.buffers()[1].address == lists.buffers()[1].address and alone.offset == 1
+    flat, ends = alone.values.to_numpy(), alone.offsets.to_numpy()
+    assert [flat[ends[i] : ends[i + 1]].tolist() for i in range(3)] == [[3], [], [4, 5, 6]]
+    two = one_array(pa.chunked_array([lists.slice(0, 1), lists.slice(3, 1)]))
+    assert two.to_pylist() == [[1, 2], [4, 5, 6]] and two.offset == 0
+    assert one_array(pa.chunked_array([], pa.string())).to_pylist() == []
+    assert one_array(lists) is lists
+    table = pa.table({"shingles": lists, "doc_id": ["a", "b", "c", "d"]})
+    write_scratch(table, tmp_path / "sets.arrow")
+    assert read_scratch(tmp_path / "sets.arrow").equals(table)

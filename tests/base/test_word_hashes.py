@@ -43,6 +43,30 @@ def test_every_word_length_through_and_past_the_compiled_paths() -> None:
     _check(texts)
 
 
+def _check_alone(texts: list[str]) -> None:
+    """:func:`_check` of ``texts`` in an array whose data buffer ends where their bytes do."""
+    data = [t.encode() for t in texts]
+    offsets = np.cumsum([0] + [len(b) for b in data], dtype=np.int64)
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    _check(pa.Array.from_buffers(pa.large_string(), len(texts), buffers), texts)
+
+
+def test_words_across_64_byte_blocks_and_at_the_buffer_s_end() -> None:
+    """The kernel reads a text 64 bytes at a time, and a word of up to 8 bytes as the 8 bytes
+    from its start, fewer where the buffer ends: words begin at every offset of a block (and
+    cross into the next), end texts that end where a block does, and end the buffer with fewer
+    than 8 bytes after their start; words of a byte each outgrow the room first set aside."""
+    texts = []
+    for length in [*range(1, 18), 31, 32, 33, 64, 65, LONGEST, LONGEST + 1]:
+        word = "".join(chr(ord("a") + (length + k) % 26) for k in range(length))
+        texts += [" " * shift + word + " z" for shift in range(64)]
+        texts += [" " * (64 * blocks - length) + word for blocks in (1, 2, 3)]
+        _check_alone([word])
+        _check_alone(["first", f"y {word}"])
+    _check_alone(texts)
+    _check_alone(["a " * 500, "b" + " c" * 700, "d " * 64])
+
+
 def test_random_bytes_hash_as_the_library_does() -> None:
     rng = random.Random(7)
     texts = [

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.arrays import one_array
 from corpus_platform.base.shards import (
     HASH_FILE_OPTIONS,
     iter_batches,
@@ -56,7 +57,7 @@ def read_sketches(path: Path, field: str) -> dict[str, tuple[str, np.ndarray]]:
         if not batch.num_rows:
             continue
         ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
-        values = batch.column(field).combine_chunks()
+        values = one_array(batch.column(field))
         if field == "signature":
             rows = [np.frombuffer(b, dtype=np.uint32) for b in values.to_pylist()]
         else:  # offsets index the list's whole value buffer, whatever the slice

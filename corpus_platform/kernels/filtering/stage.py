@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.arrays import one_array
 from corpus_platform.base.hashing import content_hash, unit_interval
 from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import batch_part_path, part_path, read_parquet, write_parquet
@@ -91,7 +92,7 @@ def _edit_texts(
     pii_failures: list[list[Verdict]] = []
     edits: list[Counter[str]] = []
     boilerplate_exempt = set(config.exempt.get(C4_LINES, ()))
-    maybe = might_hold_boilerplate(column.combine_chunks()).tolist()
+    maybe = might_hold_boilerplate(one_array(column)).tolist()
     results = scrub_all(texts, config.pii)
     for result, source, flagged in zip(results, sources, maybe, strict=True):
         if result is None:

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_platform.base.arrays import one_array
 from corpus_platform.base.hashing import content_hashes, shard_of
 from corpus_platform.base.shards import (
     batch_part_path,
@@ -72,7 +73,7 @@ def _column(
             f"the file has {sorted(c for c in table.column_names if c != '__row')}. "
             "Fix the mapping under input.columns or the file"
         )
-    return table.column(name).combine_chunks()
+    return one_array(table.column(name))
 
 
 def _first_bad_row(rows: pa.Array, bad: np.ndarray) -> int:

@@ -3,13 +3,13 @@
 The recall check (:mod:`corpus_platform.kernels.splitting.recall`) compares its sample with
 every train row by exact word n-gram Jaccard, without band keys, so it must have every train
 row's shingle set. Shingling is most of its cost, and a published split file never changes (an
-append adds files beside it), so the check keeps the sets it computed, one file per split file
-under ``.corpus/cache/recall-shingles/``, named by the split file's identity (inode, size,
-modification time: a published file keeps all three; a rebuilt one has new ones) and the
-shingle settings. An append then reads the published train rows' sets and shingles only the new
-ones. It is the check's own computation (nothing of the dedup stage's), a cache outside
-``data/``: deleting it costs one shingling of train; entries of files no longer in the split are
-removed after the check (:func:`prune`). About 8 bytes a shingle.
+append adds files beside it), so the check keeps the sets it computed, one Arrow IPC file
+(mapped when read) per split file under ``.corpus/cache/recall-shingles/``, named by the split
+file's identity (inode, size, modification time: a published file keeps all three; a rebuilt
+one has new ones) and the shingle settings. An append then reads the published train rows' sets
+and shingles only the new ones. It is the check's own computation (nothing of the dedup
+stage's), a cache outside ``data/``: deleting it costs one shingling of train; entries of files
+no longer in the split are removed after the check (:func:`prune`). About 8 bytes a shingle.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from corpus_platform.base.arrays import one_array
 from corpus_platform.base.generations import shard_generation_files
 from corpus_platform.base.hashing import TextNormalization, fingerprint
-from corpus_platform.base.shards import HASH_FILE_OPTIONS, part_path, read_parquet, write_parquet
+from corpus_platform.base.shards import part_path, read_parquet, read_scratch, write_scratch
 from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
 
 CACHE = Path(".corpus") / "cache" / "recall-shingles"
@@ -37,7 +38,7 @@ def entry_name(file: Path, ngram: int, normalization: TextNormalization) -> str:
     info = file.stat()
     settings = json.dumps(asdict(normalization), sort_keys=True)
     parts = [str(info.st_ino), str(info.st_size), str(info.st_mtime_ns), str(ngram), settings]
-    return f"{fingerprint(parts)}.parquet"
+    return f"{fingerprint(parts)}.arrow"
 
 
 def _shingled(table: pa.Table, ngram: int, normalization: TextNormalization) -> ShingleSets:
@@ -60,18 +61,19 @@ def file_sets(
     them, else computed (and kept, when there is a cache)."""
     entry = cache / entry_name(file, ngram, normalization) if cache is not None else None
     if entry is not None and entry.is_file():
-        table = read_parquet(entry)
-        shingles = table.column("shingles").combine_chunks()
-        values = shingles.values.to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+        table = read_scratch(entry)  # mapped: the sets are the page cache's pages
+        shingles = one_array(table.column("shingles"))  # offsets index the whole values
         offsets = shingles.offsets.to_numpy().astype(np.int64)
-        return table.column("doc_id").to_pylist(), ShingleSets(values, offsets - offsets[0])
+        values = shingles.values.to_numpy(zero_copy_only=False)[offsets[0] : offsets[-1]]
+        sets = ShingleSets(values.astype(np.uint64, copy=False), offsets - offsets[0])
+        return table.column("doc_id").to_pylist(), sets
     table = read_parquet(file, ["doc_id", "text"])
     sets = _shingled(table, ngram, normalization)
     if entry is not None:
         lists = pa.ListArray.from_arrays(pa.array(sets.offsets), pa.array(sets.values))
         kept = pa.table([table.column("doc_id"), lists], schema=SCHEMA)
         partial = entry.with_name(f"{entry.name}.{os.getpid()}.partial")
-        write_parquet(kept, partial, **HASH_FILE_OPTIONS)
+        write_scratch(kept, partial)
         partial.replace(entry)  # whole or absent, whatever a reader sees
     return table.column("doc_id").to_pylist(), sets
 

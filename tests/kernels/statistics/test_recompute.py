@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from corpus_platform.base.shards import write_sharded
 from corpus_platform.base.word_kernels import MIX_1, token_document_frequencies, token_hash
 from corpus_platform.engine import LocalEngine
+from corpus_platform.kernels.statistics import recompute
 from corpus_platform.kernels.statistics.fit import TEXT_BATCH
 from corpus_platform.kernels.statistics.recompute import (
     recompute_train_statistics,
@@ -184,9 +186,13 @@ def test_token_document_frequencies_tell_tokens_apart_by_bytes_not_hashes() -> N
     assert frequency.tolist() == list(expected.values())
 
 
-def test_a_shard_read_in_several_batches_counts_as_one(tmp_path: Path) -> None:
-    """The audit adds its batches' counts by token: a shard of more texts than ``TEXT_BATCH``
-    counts as a set per text over the whole shard would."""
+def test_a_shard_read_in_several_batches_counts_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit adds its batches' counts by token: a shard of more texts than one count call
+    takes (``AUDIT_BATCH``, lowered here) counts as a set per text over the whole shard
+    would."""
+    monkeypatch.setattr(recompute, "AUDIT_BATCH", TEXT_BATCH)
     rng = random.Random(6)
     texts = [
         " ".join(rng.choice(["a", "B", "c", "d\u00e9", "E"]) for _ in range(5)) for _ in range(9000)
