@@ -1,22 +1,20 @@
-"""Compiled walks over a batch of texts' words (numba, nopython mode), straight from the texts'
-UTF-8 bytes and Arrow offsets, whitespace being ``str.split()``'s once the texts have been through
+"""Compiled walks over a batch of texts' words (numba, nopython mode) straight from their UTF-8
+bytes and Arrow offsets, whitespace being ``str.split()``'s once the texts have been through
 :func:`corpus_platform.base.words.ascii_spaced`:
 
-* :func:`hash_words`, behind :func:`corpus_platform.base.word_hashes.word_hashes`: XXH3-64 of
-  every word where it lies. The arithmetic is xxhash's (xxhash.h: XXH3_64bits, seed 0, the
-  default secret) for inputs of 1 to 128 bytes, the only paths a word of that size takes;
-  ``tests/base/test_word_hashes.py`` compares it with the xxhash library at every length.
-* :func:`token_document_frequencies`, behind the statistics audit's own count
-  (:func:`corpus_platform.kernels.statistics.recompute.token_document_counts`): in how many texts
-  each token occurs, tokens told apart by their bytes in a table of their own.
+* :func:`hash_words` (behind ``word_hashes.word_hashes``): XXH3-64 of every word where it lies,
+  by xxhash's arithmetic (xxhash.h: XXH3_64bits, seed 0, the default secret) for 1 to 128 bytes,
+  the only paths a word of that size takes (``tests/base/test_word_hashes.py``: every length).
+* :func:`tokenize`: the distinct words (tokens), told apart by their bytes in a table of their
+  own, with each word's token id (``words.Words.of_compiled``, the filter's) or in how many
+  texts each occurs (:func:`token_document_frequencies`, the statistics audit's own count).
 
-Imported on first use only (numba takes a third of a second to import). The functions are
-module-level so that numba's on-disk cache (``cache=True``: ``__pycache__`` beside this file)
-lets every later process load the machine code instead of compiling it again (seconds). numba
-checks a cached function against its own file only, so a kernel module uses nothing compiled
-in another file: a change there would leave this file's machine code stale. The helpers are
-inlined into the kernels by numba (``inline="always"``); module globals are compile-time
-constants.
+Imported on first use only (numba takes a third of a second to import). Kernels are module-level
+``numba.njit(cache=True, nogil=True)`` functions, so that numba's on-disk cache (``__pycache__``
+beside this file) lets a later process load their machine code instead of compiling it again
+(seconds). numba checks a cached function against its own file only, so a kernel module uses
+nothing compiled in another file (a change there would leave this file's machine code stale).
+Helpers are inlined by numba (``_inline``); module globals are compile-time constants.
 """
 
 from __future__ import annotations
@@ -36,19 +34,15 @@ SECRET = bytes.fromhex(
     "eac5ac8334d3ebc3c581a0fffa1363eb170ddd51b7f0da49d316552629d4689e"
     "2b16be587d47a1fc8ff8b8d17ad031ce45cb3a8f95160428afd7fbcabb4b407e"
 )
-PRIME64_1, PRIME64_2, PRIME64_3 = (
-    np.uint64(0x9E3779B185EBCA87),
-    np.uint64(0xC2B2AE3D27D4EB4F),
-    np.uint64(0x165667B19E3779F9),
-)
+PRIME64_1, PRIME64_2 = np.uint64(0x9E3779B185EBCA87), np.uint64(0xC2B2AE3D27D4EB4F)
+PRIME64_3 = np.uint64(0x165667B19E3779F9)
 PRIME_MX1, PRIME_MX2 = np.uint64(0x165667919E3779F9), np.uint64(0x9FB21C651E98DF25)
 LOW32 = np.uint64(0xFFFFFFFF)
 # The secret's words the short paths read, folded as those paths fold them (seed 0).
 _KEY = [int.from_bytes(SECRET[k : k + 8], "little") for k in range(0, len(SECRET), 8)]
 FLIP_1TO3 = np.uint64((_KEY[0] & 0xFFFFFFFF) ^ (_KEY[0] >> 32))
 FLIP_4TO8 = np.uint64(_KEY[1] ^ _KEY[2])
-FLIP_9TO16_LOW = np.uint64(_KEY[3] ^ _KEY[4])
-FLIP_9TO16_HIGH = np.uint64(_KEY[5] ^ _KEY[6])
+FLIP_9TO16_LOW, FLIP_9TO16_HIGH = np.uint64(_KEY[3] ^ _KEY[4]), np.uint64(_KEY[5] ^ _KEY[6])
 SECRET_WORDS = np.array(_KEY, dtype=np.uint64)  # mix16 reads the secret as words
 
 
@@ -112,9 +106,8 @@ def mix16(data: np.ndarray, at: int, s: int) -> np.uint64:
 @_inline
 def xxh3(data: np.ndarray, start: int, length: int) -> np.uint64:
     """XXH3-64 (seed 0, default secret) of ``data[start:start + length]``, 1 to 128 bytes. Up
-    to 8 bytes, both the 1-3 and the 4-8 byte path are computed from one load and the right
-    result is kept without a branch: words of either size are common, and a mispredicted
-    branch costs more than the other path's arithmetic (a sixth of the kernel's time)."""
+    to 8 bytes, the 1-3 and 4-8 byte paths both run on one load, one result kept without a branch
+    (both sizes are common): a mispredicted branch cost more than the arithmetic (a sixth)."""
     n = np.uint64(length)
     if length <= 8:  # bytes past the word's last are loaded where the buffer has them, not used
         head = read_le(data, start, 8) if start + 8 <= len(data) else read_le(data, start, length)
@@ -173,11 +166,10 @@ GATHER = np.uint64(0x0102040810204080)  # times 8 bytes of 0 or 1: byte k's bit 
 def edges(
     data: np.ndarray, at: int, n: int, after_space: np.uint64
 ) -> tuple[np.uint64, np.uint64, np.uint64]:
-    """Where words begin and where they end in the ``n`` bytes at ``at`` (at most 64) as two
-    bitmasks, bit k for byte ``at + k``: a word ends at the whitespace byte after its last (the
-    bits from ``n`` up stand for the text's end, which is whitespace). Then 1 when the block's
-    last byte is whitespace, else 0: the next block's ``after_space``, this block's being that
-    of the byte before it (1 when there is none). Beginnings and ends alternate."""
+    """Where words begin and end in the ``n`` bytes at ``at`` (at most 64) as two bitmasks, bit k
+    for byte ``at + k``, alternating: a word ends at the whitespace byte after its last (bits from
+    ``n`` up stand for the text's end, whitespace). ``after_space``: 1 if the byte before is
+    whitespace or none, else 0; returned third for the next block, of the block's last byte."""
     spaces = np.uint64(0)
     if at + 64 <= len(data):
         for j in range(8):  # eight bytes at a time, a whitespace byte getting its top bit
@@ -210,15 +202,13 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
 def hash_words(
     data: np.ndarray, offsets: np.ndarray, valid: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each word's hash (left unset for a word longer than LONGEST bytes), each text's number of
-    words, and ``(word index, start, end)`` of every such longer word. A text is read 64 bytes
-    at a time, its words' beginnings and ends found in bitmasks (:func:`edges`)."""
+    """Each word's hash (unset past LONGEST bytes), each text's number of words, and ``(word
+    index, start, end)`` of each longer word. A text is read in 64-byte blocks (:func:`edges`)."""
     texts = len(offsets) - 1
     counts = np.zeros(texts, np.int64)
-    # Room for a word per 4 bytes (text has one per 6 or 7), grown when a block's words might
-    # not fit (at most 32 end in one). Room for a word per 2 bytes, the most there can be, is
-    # 50 MB for a batch of 12 MB: past glibc's 32 MB ceiling for reusing freed memory, so every
-    # call faulted in fresh pages (a quarter of its time).
+    # Room for a word per 4 bytes (text has one per 6 or 7), grown when a block's words might not
+    # fit (at most 32 end in one). A word per 2 bytes, the most there can be, is 50 MB for 12 MB
+    # of text: past glibc's 32 MB ceiling for reusing freed memory (fresh pages every call).
     hashes = np.empty((offsets[texts] - offsets[0]) // 4 + 32, np.uint64)
     long_words = np.empty(48, np.int64)  # (word index, start, end), end to end
     w = longs = 0
@@ -291,8 +281,8 @@ def token_hash(
 @_inline
 def _table(records: np.ndarray, starts: np.ndarray, tokens: np.ndarray, bits: int) -> np.ndarray:
     """The token table of ``2**bits`` slots holding the tokens of ``records`` (0, 1, ...)."""
-    mask = np.uint64((1 << bits) - 1)
-    table = np.zeros(1 << bits, np.uint64)
+    mask = np.uint32((1 << bits) - 1)
+    table = np.zeros(1 << bits, np.uint32)
     for token in range(len(starts) - 1):
         r = FIELDS * token
         head, tail, size = np.uint64(records[r]), np.uint64(records[r + 1]), records[r + 2]
@@ -300,7 +290,7 @@ def _table(records: np.ndarray, starts: np.ndarray, tokens: np.ndarray, bits: in
         slot = np.int64(h >> np.uint64(64 - bits))
         while table[slot] != 0:
             slot = (slot + 1) & np.int64(mask)
-        table[slot] = (h & ~mask) | np.uint64(token + 1)
+        table[slot] = (np.uint32(h & LOW32) & ~mask) | np.uint32(token + 1)
     return table
 
 
@@ -308,34 +298,46 @@ def _table(records: np.ndarray, starts: np.ndarray, tokens: np.ndarray, bits: in
 def token_document_frequencies(
     data: np.ndarray, offsets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """In how many texts each whitespace token occurs, straight from the texts' UTF-8 bytes
-    (``data`` and Arrow ``offsets``; whitespace is ASCII's, other whitespace having been
-    overwritten with spaces): the audit's own count, sharing no code with the fit's Arrow split
-    and dictionary. Returns the distinct tokens as Arrow offsets and bytes, in order of first
-    appearance, and their counts.
+    """:func:`tokenize`'s tokens of every text and in how many texts each occurs: the audit's
+    own count, sharing no code with the fit's Arrow split and dictionary."""
+    starts, tokens, frequency, _, _ = tokenize(data, offsets, np.ones(0, np.bool_), False)
+    return starts, tokens, frequency
 
-    A text is read 64 bytes at a time, its tokens' beginnings and ends found in a bitmask of
-    the block's whitespace (:func:`edges`). Tokens are told apart by their bytes in a table
-    of their own: open addressing (linear probing, at most half full, rebuilt twice as large
-    from the stored tokens) over ``table``, whose slot keeps a token's id + 1 in its low
-    ``bits`` bits and its hash's other bits above them (0: empty), so a probe passing another
-    token reads nothing else. A token's record (``FIELDS`` int64 of ``records``, by id) holds
-    its first 16 bytes, its size, the last text it occurred in and its count: a slot whose hash
-    bits are equal is confirmed on the record, and past 16 bytes on the stored token, so the
-    counts do not depend on the hash."""
-    bits = 12
-    table = np.zeros(1 << bits, np.uint64)
-    records = np.empty(FIELDS * 1024, np.int64)
+
+@numba.njit(cache=True, nogil=True)
+def tokenize(
+    data: np.ndarray, offsets: np.ndarray, valid: np.ndarray, emit: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct whitespace tokens of texts ``data[offsets[t]:offsets[t + 1]]`` (``valid[t]``
+    ones if ``valid`` is not empty) as Arrow offsets and bytes, in order of first appearance;
+    unless ``emit``, in how many texts each occurs (else 0); if ``emit``, each word's token id,
+    words end to end (else none); each text's number of words. Behind ``Words.of_compiled``.
+
+    Blocks of 64 bytes as in :func:`hash_words`. Tokens are told apart by their bytes: open
+    addressing (linear probing, at most half full, rebuilt twice as large from the stored
+    tokens; under ``2**31`` tokens) over ``table``, a slot keeping a token's id + 1 in its low
+    ``bits`` bits and bits of its hash above them (0: empty), so a probe passing another token
+    reads nothing else; confirmed on the token's record (``FIELDS`` int64 of ``records`` by id:
+    first 16 bytes, size, last text, count), past 16 bytes on the stored token."""
+    bits, records = 12, np.empty(FIELDS * 1024, np.int64)
+    table = np.zeros(1 << bits, np.uint32)
     starts = np.zeros(1025, np.int64)  # token i is tokens[starts[i]:starts[i + 1]]
     tokens = np.empty(8192, np.uint8)
-    distinct = 0
+    codes = np.empty((offsets[-1] - offsets[0]) // 4 + 32 if emit else 0, np.int64)  # as hashes
+    counts = np.zeros(len(offsets) - 1, np.int64)
+    distinct = w = 0
     for text in range(len(offsets) - 1):
+        if len(valid) and not valid[text]:
+            continue
         at, end = offsets[text], offsets[text + 1]
         first = -1  # where the token being read began (-1: none)
         after_space = np.uint64(1)  # whether the byte before the block is whitespace or none
+        before = w
         while True:  # a text ending where a block does gets an empty block, ending its token
             n = min(64, end - at)
             begins, ends, after_space = edges(data, at, n, after_space)
+            if emit and w + 32 > len(codes):
+                codes = _grown(codes, w + 32)
             while True:  # beginnings and ends alternate
                 if first < 0:
                     if not begins:
@@ -348,8 +350,9 @@ def token_document_frequencies(
                 ends &= ends - np.uint64(1)
                 head, tail = word_at(data, first, size), word_at(data, first + 8, size - 8)
                 h = token_hash(head, tail, data, first, size)
-                mask = np.uint64((1 << bits) - 1)
+                mask = np.uint32((1 << bits) - 1)
                 slot = np.int64(h >> np.uint64(64 - bits))
+                low = np.uint32(h & LOW32)
                 while True:
                     value = table[slot]
                     if value == 0:  # a new token
@@ -358,25 +361,22 @@ def token_document_frequencies(
                         records = _grown(records, FIELDS * distinct)
                         starts = _grown(starts, distinct + 1)
                         tokens = _grown(tokens, starts[token] + size)
-                        tokens[starts[token] : starts[token] + size] = data[first : first + size]
+                        for k in range(size):
+                            tokens[starts[token] + k] = data[first + k]
                         starts[distinct] = starts[token] + size
                         r = FIELDS * token
                         records[r], records[r + 1] = np.int64(head), np.int64(tail)
                         records[r + 2], records[r + 3], records[r + 4] = size, -1, 0
-                        table[slot] = (h & ~mask) | np.uint64(distinct)
+                        table[slot] = (low & ~mask) | np.uint32(distinct)
                         if 2 * distinct > (1 << bits):
                             bits += 1
                             table = _table(records, starts[: distinct + 1], tokens, bits)
                         break
-                    if (value ^ h) & ~mask == 0:
+                    if (value ^ low) & ~mask == 0:
                         token = np.int64(value & mask) - 1
                         r = FIELDS * token
-                        if (
-                            records[r] == np.int64(head)
-                            and records[r + 1] == np.int64(tail)
-                            and records[r + 2] == size
-                        ):
-                            same = True
+                        same = records[r] == np.int64(head) and records[r + 1] == np.int64(tail)
+                        if same and records[r + 2] == size:
                             for k in range(16, size):
                                 if tokens[starts[token] + k] != data[first + k]:
                                     same = False
@@ -384,15 +384,17 @@ def token_document_frequencies(
                             if same:
                                 break
                     slot = (slot + 1) & np.int64(mask)
-                r = FIELDS * token
-                records[r + 4] += records[r + 3] != text
-                records[r + 3] = text
+                if emit:
+                    codes[w] = token
+                else:  # the document frequency
+                    records[FIELDS * token + 4] += records[FIELDS * token + 3] != text
+                    records[FIELDS * token + 3] = text
+                w += 1
                 first = -1
             if n < 64:
                 break
             at += 64
-    return (
-        starts[: distinct + 1].copy(),
-        tokens[: starts[distinct]].copy(),
-        records[FIELDS - 1 : FIELDS * distinct : FIELDS].copy(),
-    )
+        counts[text] = w - before
+    frequency = records[FIELDS - 1 : FIELDS * distinct : FIELDS].copy()
+    starts, tokens = starts[: distinct + 1].copy(), tokens[: starts[distinct]].copy()
+    return starts, tokens, frequency, codes[:w], counts
