@@ -9,12 +9,12 @@ bytes and Arrow offsets, whitespace being ``str.split()``'s once the texts have 
   own, with each word's token id (``words.Words.of_compiled``, the filter's) or in how many
   texts each occurs (:func:`token_document_frequencies`, the statistics audit's own count).
 
-Imported on first use only (numba takes a third of a second to import). Kernels are module-level
-``numba.njit(cache=True, nogil=True)`` functions, so that numba's on-disk cache (``__pycache__``
-beside this file) lets a later process load their machine code instead of compiling it again
-(seconds). numba checks a cached function against its own file only, so a kernel module uses
-nothing compiled in another file (a change there would leave this file's machine code stale).
-Helpers are inlined by numba (``_inline``); module globals are compile-time constants.
+Imported on first use only (numba's import takes a third of a second). Kernels are module-level
+``njit(cache=True, nogil=True)`` functions: a later process loads their machine code from
+``__pycache__`` beside this file. numba checks that cache against this file only, so nothing
+compiled in another file is used. Helpers are inlined (``_inline``); globals are constants. The
+two kernels each keep their own loop over a text's 64-byte blocks: a helper holding it cost 4-5x
+(numba's reference counting on every call).
 """
 
 from __future__ import annotations
