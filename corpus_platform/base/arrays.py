@@ -40,6 +40,17 @@ def one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
 
 
+def list_parts(lists: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """The values of a list column end to end and its int64 offsets into them (``offsets[0]``
+    is 0, so list ``i`` is ``values[offsets[i]:offsets[i + 1]]``), without a copy of the
+    values: a slice's offsets index its parent's whole value buffer, which is cut to the slice's
+    own values here."""
+    array = one_array(lists)
+    offsets = array.offsets.to_numpy().astype(np.int64)
+    values = array.values.to_numpy(zero_copy_only=False)[offsets[0] : offsets[-1]]
+    return values, offsets - offsets[0]
+
+
 def chunk_rows(lengths: list[int], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For row numbers ``rows`` of chunks of ``lengths`` rows laid end to end: each row's chunk
     and its row number inside that chunk."""

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_platform.base.arrays import distinct, one_array, utf8_slices
+from corpus_platform.base.arrays import distinct, list_parts, one_array, utf8_slices
 from corpus_platform.base.shards import read_scratch, write_in_order, write_parquet, write_scratch
 
 
@@ -68,6 +68,10 @@ def test_one_array_keeps_a_single_chunk_and_concatenates_several(tmp_path: Path)
     assert two.to_pylist() == [[1, 2], [4, 5, 6]] and two.offset == 0
     assert one_array(pa.chunked_array([], pa.string())).to_pylist() == []
     assert one_array(lists) is lists
+    values, offsets = list_parts(sliced)  # the slice's own values, offsets from 0
+    assert values.tolist() == [3, 4, 5, 6] and offsets.tolist() == [0, 1, 1, 4]
+    empty = list_parts(pa.chunked_array([], pa.list_(pa.uint64())))
+    assert empty[0].tolist() == [] and empty[1].tolist() == [0]
     table = pa.table({"shingles": lists, "doc_id": ["a", "b", "c", "d"]})
     write_scratch(table, tmp_path / "sets.arrow")
     assert read_scratch(tmp_path / "sets.arrow").equals(table)

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.arrays import one_array
+from corpus_platform.base.arrays import list_parts
 from corpus_platform.base.shards import (
     HASH_FILE_OPTIONS,
     iter_batches,
@@ -57,11 +57,10 @@ def read_sketches(path: Path, field: str) -> dict[str, tuple[str, np.ndarray]]:
         if not batch.num_rows:
             continue
         ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
-        values = one_array(batch.column(field))
         if field == "signature":
-            rows = [np.frombuffer(b, dtype=np.uint32) for b in values.to_pylist()]
-        else:  # offsets index the list's whole value buffer, whatever the slice
-            flat, ends = values.values.to_numpy(zero_copy_only=False), values.offsets.to_numpy()
+            rows = [np.frombuffer(b, dtype=np.uint32) for b in batch.column(field).to_pylist()]
+        else:
+            flat, ends = list_parts(batch.column(field))
             rows = [flat[ends[i] : ends[i + 1]] for i in range(len(ids))]
         found.update(zip(ids, zip(entities, rows, strict=True), strict=True))
     return found

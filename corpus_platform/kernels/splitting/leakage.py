@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.arrays import one_array
+from corpus_platform.base.arrays import list_parts
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import iter_batches, iter_shards, part_path, read_parquet
 from corpus_platform.engine import Engine, LocalEngine
@@ -236,8 +236,7 @@ def _sketch_rows(
         hit = [p - offset for p in range(offset, offset + batch.num_rows) if p in wanted]
         if hit:
             ids = batch.column("doc_id").to_pylist()
-            shingles = one_array(batch.column("shingles"))  # offsets index the whole values
-            flat, ends = shingles.values.to_numpy(), shingles.offsets.to_numpy()
+            flat, ends = list_parts(batch.column("shingles"))
             for i in hit:
                 out[offset + i] = (ids[i], flat[ends[i] : ends[i + 1]])
         offset += batch.num_rows

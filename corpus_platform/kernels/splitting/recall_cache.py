@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from corpus_platform.base.arrays import one_array
+from corpus_platform.base.arrays import list_parts
 from corpus_platform.base.generations import shard_generation_files
 from corpus_platform.base.hashing import TextNormalization, fingerprint
 from corpus_platform.base.shards import part_path, read_parquet, read_scratch, write_scratch
@@ -62,10 +62,8 @@ def file_sets(
     entry = cache / entry_name(file, ngram, normalization) if cache is not None else None
     if entry is not None and entry.is_file():
         table = read_scratch(entry)  # mapped: the sets are the page cache's pages
-        shingles = one_array(table.column("shingles"))  # offsets index the whole values
-        offsets = shingles.offsets.to_numpy().astype(np.int64)
-        values = shingles.values.to_numpy(zero_copy_only=False)[offsets[0] : offsets[-1]]
-        sets = ShingleSets(values.astype(np.uint64, copy=False), offsets - offsets[0])
+        values, offsets = list_parts(table.column("shingles"))
+        sets = ShingleSets(values.astype(np.uint64, copy=False), offsets)
         return table.column("doc_id").to_pylist(), sets
     table = read_parquet(file, ["doc_id", "text"])
     sets = _shingled(table, ngram, normalization)
