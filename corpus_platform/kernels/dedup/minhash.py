@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 from datasketch import MinHash
 
-from corpus_platform.base.arrays import MIX_2, avalanche64, distinct
+from corpus_platform.base.arrays import MIX_2, avalanche64
 from corpus_platform.base.hashing import TextNormalization
 from corpus_platform.base.word_hashes import word_hashes
 
@@ -58,15 +58,6 @@ class ShingleSets:
         return cls(values.astype(np.uint64, copy=False), offsets)
 
 
-def _polynomial(words: np.ndarray, width: int) -> np.ndarray:
-    """The polynomial hash of every run of ``width`` consecutive words (before the avalanche)."""
-    grams = words[: len(words) - width + 1].copy()
-    with np.errstate(over="ignore"):
-        for k in range(1, width):
-            grams = grams * NGRAM_BASE + words[k : len(words) - width + 1 + k]
-    return grams
-
-
 def shingle_sets(texts: list[str], size: int, normalization: TextNormalization) -> ShingleSets:
     """The sorted distinct word ``size``-gram hashes of every text."""
     return normalized_shingle_sets([normalization.spaced(t) for t in texts], size)
@@ -76,29 +67,23 @@ def normalized_shingle_sets(normalized: Sequence[str] | pa.Array, size: int) -> 
     """:func:`shingle_sets` of texts already normalized (as dedup does once per row), or of texts
     with the same whitespace words (:meth:`TextNormalization.spaced`).
 
-    Windows of ``size`` words are hashed over the whole batch at once (a window crossing two
-    texts is discarded); a text of fewer words is one shingle of all its words (an empty text
-    one shingle of none). Each text's shingles are then sorted and made distinct.
+    Each text's windows of ``size`` words are hashed by compiled code
+    (:func:`.compiled.shingle_windows`, over the word hashes' own array); a text of fewer words
+    is one shingle of all its words (an empty text one shingle of none). Each text's shingles are
+    then sorted by numpy, row by row in place, and made distinct (:func:`.compiled.distinct_rows`):
+    0.10 s for 4,096 benchmark documents where whole-batch numpy arrays and a row's
+    ``distinct`` took 0.18 s. ``values`` is a view of a buffer that may be somewhat longer.
     """
+    if size < 1:
+        raise ValueError(f"a shingle has at least one word, not {size}")
+    from corpus_platform.kernels.dedup import compiled  # numba: on first use only
+
     words, counts = word_hashes(normalized)  # xxh3 of each word, one compiled pass
-    ends = np.cumsum(counts)
-    rows: list[np.ndarray] = []
-    full = np.empty(0, dtype=np.uint64)
-    if len(words) >= size:
-        owner = np.repeat(np.arange(len(counts)), counts)[: len(words) - size + 1]
-        inside = np.arange(len(owner)) + size <= ends[owner]
-        with np.errstate(over="ignore"):
-            full = avalanche64(_polynomial(words, size) + np.uint64(size))
-        full = np.where(inside, full, np.uint64(0))
-    for count, end in zip(counts.tolist(), ends.tolist(), strict=True):
-        start = end - count
-        if count >= size:
-            rows.append(distinct(full[start : end - size + 1]))
-        else:
-            with np.errstate(over="ignore"):
-                short = _polynomial(words[start:end], count) if count else np.zeros(1, np.uint64)
-                rows.append(avalanche64(short[:1] + np.uint64(count)))
-    return ShingleSets.of_rows(rows)
+    values, offsets = compiled.shingle_windows(words, counts, size)
+    for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        values[start:end].sort()  # numpy's vectorized sort: faster than any tried in numba
+    offsets = compiled.distinct_rows(values, offsets)
+    return ShingleSets(values[: offsets[-1]], offsets)
 
 
 @cache

@@ -223,29 +223,20 @@ def batch_hits(
     sets: ShingleSets, sample: RecallSample, threshold: float, min_shingles: int = 0
 ) -> list[tuple[int, int, float]]:
     """Every (row of ``sets``, sampled row, Jaccard) at or above ``threshold`` whose two sets
-    both have ``min_shingles`` n-grams, for a batch at once: each row's shingles are looked up
-    in the sample's sorted shingles, the matches counted per (row, sampled row), and the
-    Jaccard computed from the counts and the set sizes."""
-    sizes = np.diff(sets.offsets).astype(np.int64)
-    maybe = np.flatnonzero(sample.may_hold(sets.values))
-    row_of = np.searchsorted(sets.offsets, maybe, side="right") - 1  # the row of each value
-    values = sets.values[maybe]
-    left = np.searchsorted(sample.shingles, values, side="left")
-    right = np.searchsorted(sample.shingles, values, side="right")
-    found = right > left
-    if not found.any():
-        return []
-    starts, counts = left[found], (right - left)[found]
-    # the sampled rows holding each matched shingle: sample.owners[start:start + count], flattened
-    offsets = np.cumsum(counts) - counts
-    flat = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-    owners = sample.owners[flat]
-    rows = np.repeat(row_of[found], counts)
-    width = np.int64(len(sample))
-    keys, shared = np.unique(rows * width + owners, return_counts=True)
-    row, owner = keys // width, keys % width
-    union = sizes[row] + sample.sizes[owner] - shared
-    jaccard = np.where(union > 0, shared / np.maximum(union, 1), 0.0)
-    enough = np.minimum(sizes[row], sample.sizes[owner]) >= min_shingles
-    chosen = np.flatnonzero((jaccard >= threshold) & enough)
-    return [(int(row[i]), int(owner[i]), float(jaccard[i])) for i in chosen.tolist()]
+    both have ``min_shingles`` n-grams, ordered by row then sampled row: each row's shingles are
+    looked up in the sample's sorted shingles, the matches counted per sampled row, and the
+    Jaccard computed from the counts and the set sizes, in one compiled pass over the batch
+    (:mod:`.recall_kernel`)."""
+    from corpus_platform.kernels.splitting import recall_kernel  # numba: on first use only
+
+    rows, owners, jaccards = recall_kernel.batch_hits(
+        np.ascontiguousarray(sets.values, dtype=np.uint64),
+        np.ascontiguousarray(sets.offsets, dtype=np.int64),
+        np.ascontiguousarray(sample.shingles, dtype=np.uint64),
+        np.ascontiguousarray(sample.owners, dtype=np.int64),
+        np.ascontiguousarray(sample.sizes, dtype=np.int64),
+        np.ascontiguousarray(sample.bitmap, dtype=np.uint8),
+        float(threshold),
+        int(min_shingles),
+    )
+    return list(zip(rows.tolist(), owners.tolist(), jaccards.tolist(), strict=True))

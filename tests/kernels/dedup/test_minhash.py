@@ -1,12 +1,17 @@
 """The batched MinHash kernels agree with datasketch and with plain set arithmetic."""
 
+import gzip
 import random
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import xxhash
 from datasketch import MinHash
 
+from corpus_platform.base.arrays import avalanche64, distinct
 from corpus_platform.base.hashing import TextNormalization
+from corpus_platform.base.word_hashes import word_hashes
 from corpus_platform.kernels.dedup import minhash
 from corpus_platform.kernels.dedup.minhash import band_keys, shingle_sets, signatures
 from tests.realtext import real_texts
@@ -103,3 +108,94 @@ def test_band_keys_depend_on_the_slice_and_the_band() -> None:
     assert keys[0, 0] != keys[1, 0]  # the slices differ
     assert keys[0, 1] == keys[1, 1]  # equal slices in the same band share a key
     assert len(set(keys[0].tolist())) == 4  # equal slices in different bands do not
+
+
+def _numpy_shingle_sets(normalized: list[str | None] | pa.Array, size: int) -> minhash.ShingleSets:
+    """:func:`minhash.normalized_shingle_sets` as it was in numpy, before its compiled kernels:
+    the reference they must match bit for bit."""
+
+    def polynomial(words: np.ndarray, width: int) -> np.ndarray:
+        grams = words[: len(words) - width + 1].copy()
+        with np.errstate(over="ignore"):
+            for k in range(1, width):
+                grams = grams * minhash.NGRAM_BASE + words[k : len(words) - width + 1 + k]
+        return grams
+
+    words, counts = word_hashes(normalized)
+    ends = np.cumsum(counts)
+    rows: list[np.ndarray] = []
+    full = np.empty(0, dtype=np.uint64)
+    if len(words) >= size:
+        owner = np.repeat(np.arange(len(counts)), counts)[: len(words) - size + 1]
+        inside = np.arange(len(owner)) + size <= ends[owner]
+        with np.errstate(over="ignore"):
+            full = avalanche64(polynomial(words, size) + np.uint64(size))
+        full = np.where(inside, full, np.uint64(0))
+    for count, end in zip(counts.tolist(), ends.tolist(), strict=True):
+        start = end - count
+        if count >= size:
+            rows.append(distinct(full[start : end - size + 1]))
+        else:
+            with np.errstate(over="ignore"):
+                short = polynomial(words[start:end], count) if count else np.zeros(1, np.uint64)
+                rows.append(avalanche64(short[:1] + np.uint64(count)))
+    return minhash.ShingleSets.of_rows(rows)
+
+
+def _doc_files(pattern: str, limit: int = 120) -> list[str]:
+    """Up to ``limit`` Debian documentation files as text, messy bytes replaced, at most 100 kB
+    each."""
+    out = []
+    for path in sorted(Path("/usr/share/doc").glob(pattern))[:limit]:
+        if path.is_file():
+            data = path.read_bytes()
+            data = gzip.decompress(data) if path.suffix == ".gz" else data
+            out.append(data.decode("utf-8", errors="replace")[:100_000])
+    return out
+
+
+def _generated(size: int, seed: int) -> list[str | None]:
+    """Texts of every length around ``size`` words, nulls and empty texts, and long texts of a few
+    distinct words (windows repeated many times)."""
+    rng = random.Random(seed)
+    batch: list[str | None] = [None, "", "   \n\t "]
+    for n in sorted({0, 1, max(size - 1, 0), size, size + 1, 2 * size, 3 * size + 2}):
+        for vocabulary in (3, 1000):
+            batch.append(" ".join(f"w{rng.randrange(vocabulary)}" for _ in range(n)))
+    batch += [" ".join(f"r{rng.randrange(4)}" for _ in range(3000)), "same " * 2500]
+    batch += [None if rng.random() < 0.1 else " ".join(["x"] * rng.randint(0, 40))]
+    return batch
+
+
+def test_normalized_shingle_sets_match_the_numpy_reference_bit_for_bit() -> None:
+    real = _doc_files("*/copyright") + _doc_files("*/changelog*")
+    assert len(real) > 100, "the test needs /usr/share/doc"
+    real += [NORM.spaced(t) for t in real[::5]]
+    for size in (1, 3, 5, 13):
+        batch = _generated(size, size) + real + _generated(size, size + 100)
+        # The kernel writes over the word hashes unless early empty texts forbid it: both ways.
+        for texts_ in (batch, batch[::-1], ["", None, "", *batch], batch[:3], [], [None]):
+            for given in (
+                texts_,
+                pa.array(texts_, pa.large_string()),
+                pa.array(texts_, pa.string()),
+            ):
+                ours = minhash.normalized_shingle_sets(given, size)
+                reference = _numpy_shingle_sets(given, size)
+                for got, want in (
+                    (ours.values, reference.values),
+                    (ours.offsets, reference.offsets),
+                ):
+                    assert got.dtype == want.dtype, size
+                    assert np.array_equal(got, want), size
+
+
+def test_shingle_windows_overwrite_the_word_hashes_only_when_safe() -> None:
+    from corpus_platform.kernels.dedup import compiled
+
+    words, counts = word_hashes(["a b c d e f g", "", "h i"])
+    values, _ = compiled.shingle_windows(words, counts, 3)
+    assert np.shares_memory(values, words)  # rows' hashes end before the next row's words
+    words, counts = word_hashes(["", "", "a b c d"])
+    values, _ = compiled.shingle_windows(words, counts, 3)
+    assert not np.shares_memory(values, words)  # the empty first row's shingle would overwrite "a"

@@ -11,7 +11,7 @@ import pyarrow as pa
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.engine import LocalEngine
-from corpus_platform.kernels.dedup.minhash import shingle_sets
+from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
 from corpus_platform.kernels.splitting.recall import (
     RecallSample,
     batch_hits,
@@ -184,3 +184,82 @@ def test_a_pair_too_short_to_leak_is_not_a_hit() -> None:
     sets = shingle_sets(["New upstream release.", long], 5, DEFAULT_NORMALIZATION)
     hits = {m: {sample.doc_ids[o] for _, o, _ in batch_hits(sets, sample, 0.6, m)} for m in (0, 10)}
     assert hits == {0: {"h-short", "h-long"}, 10: {"h-long"}}
+
+
+def numpy_batch_hits(
+    sets: ShingleSets, sample: RecallSample, threshold: float, min_shingles: int = 0
+) -> list[tuple[int, int, float]]:
+    """``batch_hits`` as it was in numpy, before the compiled kernel: the reference."""
+    sizes = np.diff(sets.offsets).astype(np.int64)
+    maybe = np.flatnonzero(sample.may_hold(sets.values))
+    row_of = np.searchsorted(sets.offsets, maybe, side="right") - 1  # the row of each value
+    values = sets.values[maybe]
+    left = np.searchsorted(sample.shingles, values, side="left")
+    right = np.searchsorted(sample.shingles, values, side="right")
+    found = right > left
+    if not found.any():
+        return []
+    starts, counts = left[found], (right - left)[found]
+    offsets = np.cumsum(counts) - counts
+    flat = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    owners = sample.owners[flat]
+    rows = np.repeat(row_of[found], counts)
+    width = np.int64(len(sample))
+    keys, shared = np.unique(rows * width + owners, return_counts=True)
+    row, owner = keys // width, keys % width
+    union = sizes[row] + sample.sizes[owner] - shared
+    jaccard = np.where(union > 0, shared / np.maximum(union, 1), 0.0)
+    enough = np.minimum(sizes[row], sample.sizes[owner]) >= min_shingles
+    chosen = np.flatnonzero((jaccard >= threshold) & enough)
+    return [(int(row[i]), int(owner[i]), float(jaccard[i])) for i in chosen.tolist()]
+
+
+def planted_sets(seed: int) -> tuple[ShingleSets, RecallSample]:
+    """Random train rows and a sample with planted overlaps: shingles shared by several sampled
+    rows, train rows copied from sampled rows in part, near misses (the same low bits, so the
+    bitmap passes them, or the same top bits, so they fall in the same bucket), the extreme
+    values, empty rows on both sides and rows with no match."""
+    rng = np.random.default_rng(seed)
+
+    def randoms(n: int) -> np.ndarray:
+        return rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+
+    common = np.concatenate([randoms(30), np.array([0, 2**64 - 1], dtype=np.uint64)])
+    held = []
+    for i in range(25):
+        n = int(rng.choice([0, 1, 3, 12, 40, 150]))
+        own = np.concatenate([randoms(n), rng.choice(common, int(rng.integers(0, 8)))])
+        held.append(np.unique(own) if i % 7 else np.empty(0, np.uint64))
+    pool = np.concatenate(held)
+    train = []
+    for i in range(300):
+        if i % 11 == 0:
+            train.append(np.empty(0, np.uint64))
+            continue
+        base = held[int(rng.integers(len(held)))]
+        kept = base[rng.random(len(base)) < rng.choice([0.0, 0.5, 0.9, 1.0])]
+        near = rng.choice(pool, min(len(pool), 5)) if i % 3 else np.empty(0, np.uint64)
+        near = np.concatenate([near ^ np.uint64(1 << 40), near + np.uint64(1)])  # no equal value
+        extra = randoms(int(rng.choice([0, 2, 20])))
+        picked = rng.choice(common, int(rng.integers(0, 4)))
+        train.append(np.unique(np.concatenate([kept, near, extra, picked])))
+    ids = tuple(f"h{i}" for i in range(len(held)))
+    return ShingleSets.of_rows(train), RecallSample.of(ids, ShingleSets.of_rows(held))
+
+
+def test_the_compiled_batch_lookup_gives_what_numpy_gave() -> None:
+    """The same (row, sampled row, Jaccard) tuples in the same order, the same floats bit for
+    bit, at every threshold and minimum set size; also for a batch without rows, and for a
+    sample whose rows have no shingles."""
+    for seed in range(6):
+        sets, sample = planted_sets(seed)
+        for threshold in (0.0, 0.3, 0.5, 1.0):
+            for minimum in (0, 1, 10):
+                expected = numpy_batch_hits(sets, sample, threshold, minimum)
+                assert batch_hits(sets, sample, threshold, minimum) == expected
+        assert len(numpy_batch_hits(sets, sample, 0.0)) > len(numpy_batch_hits(sets, sample, 1.0))
+        assert numpy_batch_hits(sets, sample, 1.0)  # identical copies are planted
+        none = ShingleSets.of_rows([])
+        assert batch_hits(none, sample, 0.0) == numpy_batch_hits(none, sample, 0.0) == []
+        empty = RecallSample.of(("h0", "h1"), ShingleSets.of_rows([np.empty(0, np.uint64)] * 2))
+        assert batch_hits(sets, empty, 0.0) == numpy_batch_hits(sets, empty, 0.0) == []
