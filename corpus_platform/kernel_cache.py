@@ -2,10 +2,11 @@
 
 The compiled kernels (``base/word_kernels.py``, ``base/hash_set_kernel.py``,
 ``base/split_kernel.py``, ``base/normalize_kernel.py``, ``kernels/dedup/compiled.py``,
-``kernels/filtering/compiled.py``, ``kernels/sharding/compiled.py``,
-``kernels/splitting/recall_kernel.py``, ``kernels/statistics/compiled.py``) are compiled the
-first time a process calls them and kept in ``__pycache__`` beside their modules
-(``cache=True``); a later process loads the machine code. ``make install`` calls :func:`warm`
+``kernels/filtering/compiled.py``, ``kernels/filtering/line_kernel.py``,
+``kernels/sharding/compiled.py``, ``kernels/splitting/recall_kernel.py``,
+``kernels/statistics/compiled.py``) are compiled the first time a process calls them and kept
+in ``__pycache__`` beside their modules (``cache=True``); a later process loads the machine
+code. ``make install`` calls :func:`warm`
 once, so that no build's worker processes each compile them (seconds of CPU) on first use, and
 the benchmarks call it before they time anything. Safe to call again: it then only loads them.
 """
