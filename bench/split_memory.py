@@ -72,6 +72,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
     from corpus_platform.base.shards import read_shard
     from corpus_platform.defs.dedup.checks import no_kept_near_duplicate_pair
     from corpus_platform.defs.dedup.review import snippets_of
+    from corpus_platform.defs.generations import mix_texts
     from corpus_platform.defs.resources import CorpusProject
     from corpus_platform.defs.splitting.append_checks import too_short_to_leak
     from corpus_platform.defs.splitting.assets import component_plan
@@ -96,7 +97,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
             split_links(
                 upstream / "clusters",
                 upstream / SIMILAR_PAIRS,
-                upstream,
+                filtered,  # the texts the too-short rule measures
                 config.num_shards,
                 scratch / "links",
                 engine,
@@ -104,7 +105,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
                 config.split.link_dropped,
             )
         elif phase == "components":
-            component_plan(upstream, config, scratch, engine)
+            component_plan(upstream, config, scratch, engine, texts=filtered)
         elif phase == "shards":
             mix, settings = corpus.stage_dir(TRAINING_MIX), config.shards
             (scratch / "out").mkdir()
@@ -112,6 +113,7 @@ def run_phase(root: str, phase: str, results: Any) -> None:
             build_shards(
                 mix, scratch / "out", scratch / "work", config.num_shards, config.seed,
                 settings.max_bytes, settings.max_samples, engine,
+                texts=mix_texts(corpus, mix),
             )  # fmt: skip
         elif phase in ("review", "review_here"):
             here = LocalEngine(1)  # runs its tasks in this process

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.files import digest_files
@@ -48,50 +49,106 @@ TEXT = "text"
 
 @dataclass(frozen=True)
 class TextSource:
-    """Where the texts of a stage that does not store them are: the folder of the stage its
-    rows were made from, row for row (``normalized_splits/train`` takes them from
-    ``split_documents/train``), and that folder's generations the rows came from (None: every
-    one).
+    """Where the texts of a stage that does not store them are: the folder of the stage that
+    does, and which of its files the rows came from. ``normalized_splits/train`` takes them
+    from ``split_documents/train``, row for row, from the split generations its rows came from
+    (``generations``; None: every one); ``deduplicated_documents`` from
+    ``filtered_documents``, whose rows it keeps or drops, from the raw batches its generations
+    took (``batches``: their keys, :func:`~corpus_platform.base.names.batch_key`, the file
+    stems of a folder kept by batch; None: every one), some of them
+    (``some_rows``: the rows are found by doc id; otherwise they must be the source's rows, in
+    the same order).
 
-    A stage that only changes numeric columns or an id's place carries no text of its own; a
-    reader puts the text back with :func:`with_texts`."""
+    A stage that only changes numeric columns, adds columns or drops rows carries no text of
+    its own; a reader puts the text back with :func:`with_texts`."""
 
     folder: Path
     generations: tuple[int, ...] | None = None
+    batches: tuple[str, ...] | None = None
+    some_rows: bool = False
+
+    def files(self, shard: int) -> list[Path]:
+        """The files of logical shard ``shard`` the rows came from (none for a missing shard)."""
+        path = part_path(self.folder, shard)
+        if not path.exists():
+            return []
+        files = shard_files(path)
+        if self.generations is not None:
+            wanted = set(self.generations)
+            files = [f for f in files if generation_of(f) in wanted]
+        if self.batches is not None:
+            stems = {f"{batch}.parquet" for batch in self.batches}
+            files = [f for f in files if f.name in stems]
+        return files
+
+
+def columns_but_text(path: Path) -> list[str]:
+    """The columns of logical shard ``path`` (file or shard folder) but ``text``: what a stage
+    that takes its text from there (:class:`TextSource`) reads and stores of its rows."""
+    return [name for name in read_schema(path).names if name != TEXT]
 
 
 def with_texts(table: pa.Table, shard: int, source: TextSource | None) -> pa.Table:
     """``table`` (rows of logical shard ``shard`` of a stage that stores no text) with the
-    ``text`` column of the same shard of ``source`` in the place it has there. Unchanged when
-    ``source`` is None, when ``table`` has a text column already or when the source has none
-    (a tabular corpus).
+    ``text`` column of its rows in ``source``, in the place the column has there: a straight
+    copy of the column when the rows are the source's rows in the same order, else (a source of
+    ``some_rows``) each row's text found by its doc id. Unchanged when ``source`` is None, when
+    ``table`` has a text column already or when the source has none (a tabular corpus).
 
     Raises:
-        CorpusError: The source's rows are not ``table``'s rows in the same order, or its shard
-            is missing (a stage rebuilt without the one it takes its text from).
+        CorpusError: The rows are not the source's rows in the same order (some of them, for
+            ``some_rows``), or the shard is missing (a stage rebuilt without the one it takes
+            its text from).
     """
     if source is None or TEXT in table.column_names:
         return table
-    path = part_path(source.folder, shard)
-    if not path.exists():
+    files = source.files(shard)
+    if not files:
         if not len(table):
             return table
         raise CorpusError(
-            f"{path}: missing, and {len(table)} rows take their text from it; rebuild the "
-            "stages after it (corpus run --full)"
+            f"{part_path(source.folder, shard)}: missing, and {len(table)} rows take their text "
+            "from it; rebuild the stages after it (corpus run --full)"
         )
-    schema = read_schema(path)
+    schema = read_schema(part_path(source.folder, shard))
     if TEXT not in schema.names:
         return table
-    texts = read_generations(source.folder, shard, source.generations, ["doc_id", TEXT])
-    if not texts.column("doc_id").equals(table.column("doc_id")):
-        raise CorpusError(
-            f"{path}: its rows (generations {source.generations or 'all'}) are not the "
-            f"{len(table)} rows that take their text from it, in the same order; rebuild the "
-            "stages after it (corpus run --full)"
-        )
+    parts = [read_parquet(f, ["doc_id", TEXT]) for f in files]
+    texts = pa.concat_tables(parts, promote_options="default")
+    column = texts.column(TEXT)
+    ids = table.column("doc_id")
+    if not texts.column("doc_id").equals(ids):
+        if not source.some_rows:
+            raise CorpusError(
+                f"{part_path(source.folder, shard)}: its rows (generations "
+                f"{source.generations or 'all'}) are not the {len(table)} rows that take their "
+                "text from it, in the same order; rebuild the stages after it (corpus run --full)"
+            )
+        at = pc.index_in(ids, value_set=texts.column("doc_id"))
+        if at.null_count:
+            missing = pc.filter(ids, pc.is_null(at)).slice(0, 3).to_pylist()
+            raise CorpusError(
+                f"{part_path(source.folder, shard)}: {at.null_count} of the {len(table)} rows "
+                f"that take their text from it are not there (e.g. {missing}); rebuild the "
+                "stages after it (corpus run --full)"
+            )
+        column = column.take(at)
     index = schema.get_field_index(TEXT)
-    return table.add_column(min(index, table.num_columns), schema.field(TEXT), texts.column(TEXT))
+    return table.add_column(min(index, table.num_columns), schema.field(TEXT), column)
+
+
+def read_with_texts(
+    folder: Path,
+    shard: int,
+    texts: TextSource | None,
+    generations: Iterable[int] | None = None,
+    columns: list[str] | None = None,
+) -> pa.Table:
+    """:func:`read_generations` of ``columns`` (every column for None) and the rows' ``text``:
+    their own when ``folder`` stores it, else from ``texts`` (:func:`with_texts`)."""
+    if columns is not None and TEXT in read_schema(part_path(folder, shard)).names:
+        columns = [*columns, TEXT] if TEXT not in columns else columns
+    return with_texts(read_generations(folder, shard, generations, columns), shard, texts)
 
 
 def generation_of(path: Path) -> int:

@@ -16,13 +16,23 @@ published files and manifest as they are, which gives the published snapshot aga
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.files import file_md5
-from corpus_platform.base.generations import generation_digest
+from corpus_platform.base.generations import TextSource, generation_digest
+from corpus_platform.base.names import (
+    BATCH_DIGESTS,
+    DEDUPLICATED_DOCUMENTS,
+    FILTERED_DOCUMENTS,
+    NORMALIZED_SPLITS,
+    SPLIT_DOCUMENTS,
+    TRAIN,
+    batch_key,
+)
 from corpus_platform.base.shards import MANIFEST, read_json, read_manifest, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.resources import CorpusProject
@@ -196,3 +206,46 @@ def units_behind(folders: list[Path], units: set[str]) -> list[str]:
             for unit in entry.get("upstream", {})
         }
     return sorted(units)
+
+
+def dedup_texts(corpus: CorpusProject, generations: Iterable[int] | None = None) -> TextSource:
+    """Where the texts of ``deduplicated_documents``' rows are (of its generations
+    ``generations``; every one for None): ``filtered_documents``, which stores them, in the raw
+    batches those generations took. The stage keeps or drops filtered rows and adds columns, so
+    it stores no text of its own.
+
+    Raises:
+        CorpusError: A batch the generations took is no longer in ``filtered_documents`` with
+            the digest it had (the filter rebuilt since): rebuild the dedup stage first.
+    """
+    dedup, filtered = corpus.stage_dir(DEDUPLICATED_DOCUMENTS), corpus.stage_dir(FILTERED_DOCUMENTS)
+    wanted = None if generations is None else {int(g) for g in generations}
+    taken: dict[str, str] = {}
+    for entry in read_manifest(dedup).get(GENERATIONS) or []:
+        if wanted is None or int(entry["generation"]) in wanted:
+            taken.update(entry.get("upstream", {}))
+    now = read_manifest(filtered).get(BATCH_DIGESTS) or {}
+    stale = sorted(name for name, digest in taken.items() if now.get(name) != digest)
+    if stale:
+        raise CorpusError(
+            f"{dedup}: its rows take their text from {FILTERED_DOCUMENTS}, whose batches "
+            f"{stale[:3]} changed or went since it was built; materialize "
+            f"{DEDUPLICATED_DOCUMENTS} again (corpus run)"
+        )
+    return TextSource(filtered, batches=tuple(sorted(map(batch_key, taken))), some_rows=True)
+
+
+def mix_texts(
+    corpus: CorpusProject, mix: Path, generations: Iterable[int] | None = None
+) -> TextSource:
+    """Where the texts of ``training_mix``'s rows are (of its generations ``generations`` in
+    the mix folder ``mix``, a candidate or the published one; every one for None):
+    ``split_documents/train``, in the split generations they were drawn from (through
+    ``normalized_splits``' generations), each found by doc id. The mix holds the drawn train
+    rows and stores no text of its own."""
+    train = corpus.stage_dir(SPLIT_DOCUMENTS) / TRAIN
+    if generations is None:
+        return TextSource(train, some_rows=True)
+    units = {str(int(g)) for g in generations}
+    behind = units_behind([mix, corpus.stage_dir(NORMALIZED_SPLITS)], units)
+    return TextSource(train, tuple(sorted(int(u) for u in behind)), some_rows=True)

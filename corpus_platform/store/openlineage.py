@@ -53,7 +53,12 @@ DERIVED: dict[str, dict[str, tuple[str, ...]]] = {
     "training_mix": {"times_drawn": ("source", "doc_id")},
 }
 # the stage a stage's columns come from when it has several upstream stages
-PRIMARY_UPSTREAM = {"normalized_splits": "split_documents", "training_mix": "normalized_splits"}
+PRIMARY_UPSTREAM = {
+    "split_documents": "deduplicated_documents",
+    "normalized_splits": "split_documents",
+    "training_mix": "normalized_splits",
+    "training_shards": "training_mix",
+}
 
 
 @dataclass(frozen=True)
@@ -243,7 +248,8 @@ class LineageEmitter:
         fields = {}
         for column in columns:
             # a column comes from the primary upstream stage, else the first that has it (the
-            # mix's text: split_documents, as normalized_splits stores none)
+            # shards' text: split_documents, as training_mix stores none; the split's:
+            # filtered_documents, as deduplicated_documents stores none)
             source = next((n for n in order if column in schemas[n]), primary)
             inputs = derived.get(column) or ((column,) if column in schemas[source] else ())
             if not inputs:

@@ -6,7 +6,12 @@ import pyarrow as pa
 import pytest
 
 from corpus_platform.base.errors import CorpusError
-from corpus_platform.base.generations import TextSource, generation_path, with_texts
+from corpus_platform.base.generations import (
+    TextSource,
+    columns_but_text,
+    generation_path,
+    with_texts,
+)
 from corpus_platform.base.shards import write_parquet
 
 
@@ -68,3 +73,41 @@ def test_rows_whose_source_shard_is_missing_fail_unless_there_are_none(tmp_path:
     with pytest.raises(CorpusError, match=r"missing, and 1 rows.*corpus run --full"):
         with_texts(rows, 0, TextSource(tmp_path / "nowhere"))
     assert with_texts(rows.slice(0, 0), 0, TextSource(tmp_path / "nowhere")).num_rows == 0
+
+
+def write_filtered(folder: Path) -> None:
+    """A stage kept by raw batch: two batch files of shard 0."""
+    write_parquet(split_rows(["a", "b", "c"]), folder / "part-00000.parquet" / "one.parquet")
+    write_parquet(split_rows(["d", "e"]), folder / "part-00000.parquet" / "two.parquet")
+
+
+def test_rows_kept_from_a_source_get_their_texts_by_doc_id(tmp_path: Path) -> None:
+    write_filtered(tmp_path / "filtered")
+    kept = pa.concat_tables([split_rows(["e"]), split_rows(["a", "c"])])  # some rows, any order
+    source = TextSource(tmp_path / "filtered", some_rows=True)
+    rows = with_texts(without_text(kept), 0, source)
+    assert rows.equals(kept)
+    assert rows.column_names == ["doc_id", "text", "source", "f1"]
+    one = TextSource(tmp_path / "filtered", batches=("one",), some_rows=True)
+    assert with_texts(without_text(split_rows(["b"])), 0, one).equals(split_rows(["b"]))
+
+
+def test_a_kept_row_missing_from_the_batches_named_fails_with_the_file_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    write_filtered(tmp_path / "filtered")
+    one = TextSource(tmp_path / "filtered", batches=("one",), some_rows=True)
+    with pytest.raises(CorpusError, match=r"1 of the 2 rows .*\['d'\].*corpus run --full"):
+        with_texts(without_text(split_rows(["a", "d"])), 0, one)
+    strict = TextSource(tmp_path / "filtered")  # all the rows, in order, or an error
+    with pytest.raises(CorpusError, match="same order"):
+        with_texts(without_text(split_rows(["a", "b"])), 0, strict)
+
+
+def test_columns_but_text_names_every_column_of_the_shard_but_the_text(tmp_path: Path) -> None:
+    write_filtered(tmp_path / "filtered")
+    assert columns_but_text(tmp_path / "filtered" / "part-00000.parquet") == [
+        "doc_id",
+        "source",
+        "f1",
+    ]

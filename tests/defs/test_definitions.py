@@ -9,11 +9,11 @@ EXPECTED_DEPS = {
     "raw_documents": set(),
     "filtered_documents": {"raw_documents"},
     "deduplicated_documents": {"filtered_documents"},
-    "split_documents": {"deduplicated_documents"},
+    "split_documents": {"deduplicated_documents", "filtered_documents"},  # the rows, their texts
     "fitted_statistics": {"split_documents"},
     "normalized_splits": {"fitted_statistics", "split_documents"},
     "training_mix": {"normalized_splits", "split_documents"},  # the rows, their texts
-    "training_shards": {"training_mix"},
+    "training_shards": {"training_mix", "split_documents"},  # the drawn rows, their texts
 }
 # The checks each stage declares (defs/<family>/checks.py), as Dagster must show them.
 EXPECTED_CHECKS = {(s.asset, name) for s in STAGE_CHECKS.values() for name in s.names}

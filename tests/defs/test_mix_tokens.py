@@ -82,17 +82,24 @@ def token_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Pa
     return builds
 
 
-def token_counts(root: Path, folder: Path, skip: set[str] = frozenset()) -> dict[str, list]:
+def token_counts(
+    root: Path, folder: Path, skip: set[str] = frozenset(), texts: Path | None = None
+) -> dict[str, list]:
     """Per row (doc_id order within shards): source, tokens by the tokenizer file, and the
-    row's times_drawn and tokens columns when present."""
+    row's times_drawn and tokens columns when present. ``texts``: the folder holding the rows'
+    texts, by doc id, when ``folder`` stores none (the mix: the split's train rows)."""
     tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
     rows: dict[str, list] = {"source": [], "tokens": [], "times_drawn": [], "column": []}
+    text_of = {}
+    for shard in range(NUM_SHARDS) if texts is not None else ():
+        table = read_parquet(part_path(texts, shard), ["doc_id", "text"])
+        text_of.update(zip(table["doc_id"].to_pylist(), table["text"].to_pylist(), strict=True))
     for shard in range(NUM_SHARDS):
         table = read_parquet(part_path(folder, shard))
         for row in table.to_pylist():
             if row["doc_id"] in skip:
                 continue
-            text = row["text"]
+            text = row["text"] if texts is None else text_of[row["doc_id"]]
             rows["source"].append(row["source"])
             rows["tokens"].append(len(tokenizer.encode(text, add_special_tokens=False).ids))
             rows["times_drawn"].append(row.get("times_drawn", 1))
@@ -130,7 +137,7 @@ def test_token_shares_follow_the_temperature_targets(token_builds) -> None:
     # T matters here: a mix at the natural shares would miss these targets by more than TOLERANCE
     assert max(abs(target[s] - natural[s]) for s in target) > 2 * TOLERANCE
 
-    mix = token_counts(root, data / TRAINING_MIX)
+    mix = token_counts(root, data / TRAINING_MIX, texts=data / SPLIT_DOCUMENTS / TRAIN)
     assert mix["column"] == mix["tokens"]  # the stage's tokens column is the tokenizer's count
     drawn = by_source(mix, "drawn")
     achieved = {s: n / sum(drawn.values()) for s, n in drawn.items()}

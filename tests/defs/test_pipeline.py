@@ -77,7 +77,7 @@ def test_filtered_rows_carry_the_content_hash_of_their_published_text(built) -> 
     assert len(edited) >= 20 and len(edited) < len(rows)
 
 
-def test_the_text_is_stored_by_the_split_and_drawn_into_the_mix_from_it(built) -> None:
+def test_the_text_is_stored_by_the_split_and_sharded_from_it(built) -> None:
     root, _, _ = built
     data = root / "data"
 
@@ -94,8 +94,12 @@ def test_the_text_is_stored_by_the_split_and_drawn_into_the_mix_from_it(built) -
         assert normalized.column("doc_id").equals(source.column("doc_id")), split
     train = rows(data / "split_documents" / "train", ["doc_id", "text"]).to_pylist()
     split_text = {r["doc_id"]: r["text"] for r in train}
-    mix = rows(data / "training_mix", ["doc_id", "text"]).to_pylist()
-    assert mix and all(split_text[r["doc_id"]] == r["text"] for r in mix)
+    mix = rows(data / "training_mix")
+    assert len(mix) and "text" not in mix.column_names  # the drawn rows, without their text
+    shards = sorted((data / "training_shards").glob("*.parquet"))
+    samples = pa.concat_tables(pq.read_table(p, columns=["doc_id", "text"]) for p in shards)
+    assert set(samples["doc_id"].to_pylist()) == set(mix["doc_id"].to_pylist())
+    assert all(split_text[r["doc_id"]] == r["text"] for r in samples.to_pylist())
 
 
 def test_raw_files_are_never_touched(built) -> None:

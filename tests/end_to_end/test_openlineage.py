@@ -123,12 +123,19 @@ def test_every_stage_and_its_checks_emit_valid_events(tmp_path, endpoint, monkey
     lineage = split["outputs"][0]["facets"]["columnLineage"]["fields"]
     assert [f["field"] for f in lineage["component"]["inputFields"]] == ["entity", "cluster_id"]
     assert lineage["doc_id"]["inputFields"][0]["name"] == "data/deduplicated_documents"
+    assert lineage["text"]["inputFields"][0]["name"] == "data/filtered_documents"  # stored once
     mix = next(
         e for e in events if e["job"]["name"] == "training_mix" and e["eventType"] == "COMPLETE"
     )
     lineage = mix["outputs"][0]["facets"]["columnLineage"]["fields"]
-    assert lineage["text"]["inputFields"][0]["name"] == "data/split_documents"  # stored once
+    assert "text" not in lineage  # stored once: the mix's rows take it from split_documents
     assert lineage["doc_id"]["inputFields"][0]["name"] == "data/normalized_splits"
+    shards = next(
+        e for e in events if e["job"]["name"] == "training_shards" and e["eventType"] == "COMPLETE"
+    )
+    lineage = shards["outputs"][0]["facets"]["columnLineage"]["fields"]
+    assert lineage["text"]["inputFields"][0]["name"] == "data/split_documents"
+    assert lineage["doc_id"]["inputFields"][0]["name"] == "data/training_mix"
 
 
 def test_a_rejected_stage_emits_fail_with_its_failed_assertions(tmp_path) -> None:

@@ -76,11 +76,16 @@ def close_pairs(texts: dict[str, str], threshold: float) -> set[tuple[str, str]]
     }
 
 
-def stage_texts(folder: Path) -> dict[str, str]:
-    """doc_id -> text of a stage folder's shards (side tables in subfolders left out)."""
-    parts = [pd.read_parquet(p, columns=["doc_id", "text"]) for p in sorted(folder.glob("part-*"))]
+def stage_texts(folder: Path, texts: Path | None = None) -> dict[str, str]:
+    """doc_id -> text of a stage folder's shards (side tables in subfolders left out); the
+    texts from the stage folder ``texts`` for a stage that stores none (by doc id)."""
+    columns = ["doc_id", "text"] if texts is None else ["doc_id"]
+    parts = [pd.read_parquet(p, columns=columns) for p in sorted(folder.glob("part-*"))]
     frame = pd.concat(parts)
-    return dict(zip(frame["doc_id"], frame["text"], strict=True))
+    if texts is None:
+        return dict(zip(frame["doc_id"], frame["text"], strict=True))
+    text_of = stage_texts(texts)
+    return {doc_id: text_of[doc_id] for doc_id in frame["doc_id"]}
 
 
 def _split_texts(root: Path) -> dict[str, dict[str, str]]:
@@ -164,7 +169,8 @@ def test_no_similar_pair_crosses_train_and_held_out(real_project) -> None:
 
 def test_no_near_duplicate_is_kept_twice(real_project) -> None:
     root, _, _ = real_project
-    kept = stage_texts(root / "data" / "deduplicated_documents")
+    data = root / "data"  # the dedup stage stores no text: the filter's, by doc id
+    kept = stage_texts(data / "deduplicated_documents", data / "filtered_documents")
     assert sorted(close_pairs(kept, DEDUP_THRESHOLD)) == []
 
 
@@ -183,5 +189,5 @@ def test_decontamination_drops_exactly_the_train_rows_holding_eval_text(real_pro
     holding = {doc_id for doc_id, text in train.items() if ngrams_13(text or "") & evaluation}
     dropped = stage_texts(root / "data" / "training_mix" / "contaminated")
     assert set(dropped) == holding and holding  # live: real passages reached the train split
-    mixed = stage_texts(root / "data" / "training_mix")
+    mixed = stage_texts(root / "data" / "training_mix", root / "data" / "split_documents" / "train")
     assert not any(ngrams_13(text or "") & evaluation for text in mixed.values())

@@ -10,7 +10,7 @@ from corpus_platform.base.names import NORMALIZED_SPLITS, SPLIT_DOCUMENTS, TRAIN
 from corpus_platform.base.shards import read_manifest
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.checks import StageChecks
-from corpus_platform.defs.generations import appended_generation
+from corpus_platform.defs.generations import appended_generation, mix_texts
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.engine import in_worker
 from corpus_platform.kernels.dedup import DedupParams
@@ -116,8 +116,9 @@ def mix_proportions_within_tolerance(corpus: CorpusProject, candidate: Path) -> 
     )
     drawn: Counter[str] = Counter()
     wrong = 0
+    texts = mix_texts(corpus, candidate)  # the mix stores none
     for part, mismatched in engine.map_shards(
-        partial(drawn_units, folder=candidate, counter=counter), shards
+        partial(drawn_units, folder=candidate, counter=counter, texts=texts), shards
     ):
         drawn.update(part)
         wrong += mismatched
@@ -163,8 +164,12 @@ def appended_mix_outcome(
     found = engine.map_shards(partial(check, generations=(generation,)), shards)
     checked, wrong = sum(n for n, _, _ in found), sum(w for _, w, _ in found)
     new: Counter[str] = Counter()
+    texts = mix_texts(corpus, candidate, (generation,))
     for part, _ in engine.map_shards(
-        partial(drawn_units, folder=candidate, counter=counter, generations=(generation,)), shards
+        partial(
+            drawn_units, folder=candidate, counter=counter, generations=(generation,), texts=texts
+        ),
+        shards,
     ):
         new.update(part)
     size = sum(new.values()) or 1
@@ -196,12 +201,14 @@ def no_benchmark_ngram_overlap(corpus: CorpusProject, candidate: Path) -> CheckO
             "no evaluation sets configured (decontamination.eval_sets)"
         )
     generation = appended_generation(candidate, corpus.stage_dir(TRAINING_MIX))
+    generations = None if generation is None else (generation,)
     report = overlap_report(
         candidate,
         config.num_shards,
         eval_windows(corpus, config),
         corpus.engine(config),
-        None if generation is None else (generation,),
+        generations,
+        mix_texts(corpus, candidate, generations),  # the mix stores none
     )
     scope = "" if generation is None else f" of generation {generation} (an append)"
     return CheckOutcome.from_metadata(

@@ -105,8 +105,8 @@ def draw(
         rates = plan_of(config, dict(sorted(units.items()))).rates
     task = partial(draw_shard, folder=train, staging=staging, rates=rates, seed=config.seed)
     task = partial(task, generation=build.generation, kept=scratch)
-    for per_source, per_source_tokens in engine.map_shards(
-        partial(task, generations=generations, texts=texts), shards
+    for per_source, per_source_tokens in engine.map_shards(  # the drawn rows, without text
+        partial(task, generations=generations), shards
     ):
         found.drawn.update(per_source)
         found.drawn_tokens.update(per_source_tokens)

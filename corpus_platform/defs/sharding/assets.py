@@ -23,6 +23,7 @@ from corpus_platform.defs.generations import (
     STAGE_CODE,
     BuildPlan,
     build_plan,
+    mix_texts,
     units_behind,
     upstream_generations,
 )
@@ -44,7 +45,7 @@ UPSTREAM_OF_MIX = (NORMALIZED_SPLITS, SPLIT_DOCUMENTS, DEDUPLICATED_DOCUMENTS)
 
 @stage_asset(
     TRAINING_SHARDS_CHECKS,
-    deps=[TRAINING_MIX],
+    deps=[TRAINING_MIX, SPLIT_DOCUMENTS],  # the drawn rows, their texts
     group_name="mix",
     kinds={"webdataset", "parquet", "dvc"},
     description="The training mix as size-capped WebDataset tar shards and Parquet shards of "
@@ -118,7 +119,7 @@ def write_generation(
     added = build_shards(
         mix, staging, scratch, config.num_shards, config.seed, settings.max_bytes,
         settings.max_samples, corpus.engine(config), counter, plan.generation, first,
-        mix_generations,
+        mix_generations, mix_texts(corpus, mix, mix_generations),
     )  # fmt: skip
     upstream = [corpus.stage_dir(n) for n in (TRAINING_MIX, *UPSTREAM_OF_MIX)]
     for entry in added["generations"]:

@@ -11,7 +11,7 @@ from corpus_platform.base.generations import link_published
 from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, SPLIT_DOCUMENTS
 from corpus_platform.base.shards import read_manifest
 from corpus_platform.config import CorpusConfig
-from corpus_platform.defs.generations import BuildPlan
+from corpus_platform.defs.generations import BuildPlan, dedup_texts
 from corpus_platform.defs.publish import anchored_to
 from corpus_platform.defs.resources import CorpusProject
 from corpus_platform.defs.splitting.manifest import licence_counts, split_counts
@@ -62,15 +62,17 @@ def place_appended_rows(
     engine, upstream = corpus.engine(config), corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
     previous = read_manifest(build.published)
     cutoffs = Cutoffs.from_dict(previous["cutoffs"]) if previous.get("cutoffs") else None
+    generations = tuple(sorted(int(g) for g in build.new))
     split = AppendSplit(
         config.split.mode,
         config.split.ratios,
         config.seed,
-        tuple(sorted(int(g) for g in build.new)),
+        generations,
         build.generation,
         scratch,
         cutoffs,
         config.asof_features,
+        dedup_texts(corpus, generations),
     )
     shards, n = range(config.num_shards), config.num_shards
     graph = partial(append_graph, upstream=upstream, split=split, num_shards=n)

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.checks import CheckOutcome
 from corpus_platform.base.generations import generation_path, side_generation_path
-from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, SIMILAR_PAIRS
+from corpus_platform.base.names import DEDUPLICATED_DOCUMENTS, FILTERED_DOCUMENTS, SIMILAR_PAIRS
 from corpus_platform.base.shards import part_path, read_manifest, read_parquet, write_parquet
 from corpus_platform.defs.generations import (
     GENERATIONS,
@@ -105,7 +105,8 @@ def too_short_to_leak(
 ) -> TooShort:
     """The clusters (of the dedup generations ``units``; every one for None) and the similar
     pairs (in the files ``pairs``) too short to leak, measured on the published
-    ``deduplicated_documents`` by the engine's tasks through ``work``."""
+    ``deduplicated_documents`` (their texts in ``filtered_documents``) by the engine's tasks
+    through ``work``."""
     config = corpus.load()
     params, n = DedupParams.from_config(config), config.num_shards
     dedup = corpus.stage_dir(DEDUPLICATED_DOCUMENTS)
@@ -114,7 +115,8 @@ def too_short_to_leak(
     if units is not None:
         members = tuple(generation_path(dedup / "clusters", s, u) for s in range(n) for u in units)
     links, engine = LinkFiles(pairs, members, every), corpus.engine(config)
-    short = find_short(links, dedup, n, params, engine, work / "short")
+    texts = corpus.stage_dir(FILTERED_DOCUMENTS)  # the dedup stage's rows store no text
+    short = find_short(links, texts, n, params, engine, work / "short")
     judge = partial(
         judge_short_links, links=links, short=short, num_shards=n, out=work / "linking.parquet"
     )

@@ -11,6 +11,7 @@ import pyarrow as pa
 from corpus_platform.base.names import (
     DEDUPLICATED_DOCUMENTS,
     EPOCH_MOVES,
+    FILTERED_DOCUMENTS,
     SIMILAR_PAIRS,
     SPLIT_DOCUMENTS,
     SPLITS,
@@ -27,6 +28,7 @@ from corpus_platform.defs.generations import (
     STAGE_CODE,
     BuildPlan,
     build_plan,
+    dedup_texts,
     upstream_generations,
 )
 from corpus_platform.defs.publish import StageOutput, anchored_to, publish
@@ -73,11 +75,13 @@ def component_plan(
     scratch: Path,
     engine: Engine,
     extra_pairs: pa.Table | None = None,
+    texts: Path | None = None,
 ) -> ComponentPlan | None:
     """Group modes: components (on the engine, labels under ``scratch``), their report and any
     cut; fails the step on an oversize component the config does not cut (or that cannot be
     cut), naming it and the fix. ``extra_pairs``: similar pairs the split links besides the
-    dedup stage's (:func:`link_missed_neighbours`)."""
+    dedup stage's (:func:`link_missed_neighbours`); ``texts``: the folder holding the rows'
+    texts, which the too-short rule measures (``filtered_documents``; ``upstream`` for None)."""
     if config.split.mode not in ("group", "time_group"):
         return None
     clusters, pairs = upstream / "clusters", upstream / SIMILAR_PAIRS
@@ -85,7 +89,7 @@ def component_plan(
     clusters, pairs, through, short = split_links(
         clusters,
         pairs,
-        upstream,
+        texts or upstream,
         config.num_shards,
         scratch / "links",
         engine,
@@ -252,7 +256,7 @@ def record_epoch_moves(published: Path, staging: Path, config: CorpusConfig) -> 
 
 @stage_asset(
     SPLIT_DOCUMENTS_CHECKS,
-    deps=[DEDUPLICATED_DOCUMENTS],
+    deps=[DEDUPLICATED_DOCUMENTS, FILTERED_DOCUMENTS],
     group_name="split",
     kinds={"parquet", "dvc"},
     description="train/, validation/, test/ (and dropped/ with reasons). Rows sharing an entity, "
@@ -270,7 +274,8 @@ def split_documents(corpus: CorpusProject) -> StageOutput:
         if plan.appends:
             counts, extra = append_split(corpus, config, plan, scratch)
         else:
-            linked = component_plan(upstream, config, scratch, engine)
+            texts = corpus.stage_dir(FILTERED_DOCUMENTS)
+            linked = component_plan(upstream, config, scratch, engine, texts=texts)
             counts = place_rows(corpus, config, engine, upstream, scratch, linked, plan)
             linked, counts, found = link_missed_neighbours(
                 corpus, config, engine, scratch, linked, counts, plan
@@ -301,11 +306,9 @@ def place_rows(
         plan = anchor_to_published(
             make_plan(upstream, scratch, config, linked), corpus, config, engine
         )
-        totals: Counter[str] = Counter()
-        for placed in engine.map_shards(
-            partial(split_shard, upstream=upstream, staging=staging, plan=plan),
-            range(config.num_shards),
-        ):
+        texts, totals = dedup_texts(corpus), Counter[str]()
+        place = partial(split_shard, upstream=upstream, staging=staging, plan=plan, texts=texts)
+        for placed in engine.map_shards(place, range(config.num_shards)):
             totals.update(placed)
         counts = split_counts(config, totals, plan.cutoffs)
         counts |= record_epoch_moves(corpus.stage_dir(SPLIT_DOCUMENTS), staging, config)
@@ -345,7 +348,8 @@ def link_missed_neighbours(
             break
         found += search.report.pairs
         pairs = neighbour_links(candidate, config.num_shards, found, search.params, engine)
-        linked = component_plan(upstream, config, scratch, engine, pairs)
+        texts = corpus.stage_dir(FILTERED_DOCUMENTS)
+        linked = component_plan(upstream, config, scratch, engine, pairs, texts)
         counts = place_rows(corpus, config, engine, upstream, scratch, linked, build)
     if not found:
         return linked, counts, {}

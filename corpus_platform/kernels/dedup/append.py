@@ -18,10 +18,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.generations import generation_path, side_generation_path
+from corpus_platform.base.generations import (
+    columns_but_text,
+    generation_path,
+    side_generation_path,
+)
 from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.names import SIMILAR_PAIRS
-from corpus_platform.base.shards import batch_part_path, read_parquet, write_parquet
+from corpus_platform.base.shards import batch_part_path, part_path, read_parquet, write_parquet
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup.append_clusters import (
     SCORE_PARTS,
@@ -56,10 +60,11 @@ def write_append_shard(
     num_shards: int,
 ) -> tuple[int, int]:
     """Write one shard of the new generation: the new rows it keeps (every new row in annotate
-    mode) with their cluster ids, and its new membership rows; return (rows in, rows kept). An
-    engine task."""
+    mode) with their cluster ids and without their text (it stays in ``upstream``), and its new
+    membership rows; return (rows in, rows kept). An engine task."""
+    columns = columns_but_text(part_path(upstream, shard))
     table = pa.concat_tables(
-        [read_parquet(batch_part_path(upstream, shard, b)) for b in batches],
+        [read_parquet(batch_part_path(upstream, shard, b), columns) for b in batches],
         promote_options="default",
     )
     decided = read_parquet(scratch / "decided.parquet")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.generations import generation_path
+from corpus_platform.base.generations import columns_but_text, generation_path
 from corpus_platform.base.shards import (
     count_rows,
     part_path,
@@ -154,8 +154,10 @@ def cluster_to_disk(
 def write_dedup_shard(shard: int, upstream: Path, staging: Path, mode: str) -> tuple[int, int]:
     """Write one shard's kept rows with a ``cluster_id`` column as generation 0 (a build from
     scratch), reading the shard's decisions from the membership table in ``staging/clusters``;
-    return (rows in, rows kept)."""
-    table = read_shard(upstream, shard)
+    return (rows in, rows kept). The rows keep every column but the text, which stays in
+    ``upstream`` alone (readers take it from there: :class:`~corpus_platform.base.generations.
+    TextSource`)."""
+    table = read_shard(upstream, shard, columns_but_text(part_path(upstream, shard)))
     members = read_shard(staging / "clusters", shard, ["doc_id", "cluster_id", "kept"])
     cluster_of = dict(
         zip(

@@ -22,8 +22,10 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.generations import (
     TextSource,
+    columns_but_text,
     generation_path,
     read_generations,
+    read_with_texts,
     with_texts,
 )
 from corpus_platform.base.hashing import unit_interval
@@ -56,18 +58,19 @@ def draw_shard(
     generation: int = 0,
     kept: Path | None = None,
     generations: tuple[int, ...] | None = None,
-    texts: TextSource | None = None,
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Write one shard of the mix with a ``times_drawn`` column, as generation ``generation``:
-    the rows of ``folder`` (of its ``generations``, with their text from ``texts`` when
-    ``folder`` stores none), or only those :func:`decontaminate_shard` kept (its scratch folder
-    ``kept``: their positions, and their token counts as a ``tokens`` column).
+    the rows of ``folder`` (of its ``generations``), or only those :func:`decontaminate_shard`
+    kept (its scratch folder ``kept``: their positions, and their token counts as a ``tokens``
+    column). The rows are written without their text, which stays in ``split_documents`` (the
+    mix's readers take it from there: :class:`~corpus_platform.base.generations.TextSource`).
 
     Returns:
         (draws per source, drawn tokens per source: ``times_drawn x tokens``, empty when the
         rows have no ``tokens`` column).
     """
-    table = with_texts(read_generations(folder, shard, generations), shard, texts)
+    columns = columns_but_text(part_path(folder, shard))
+    table = read_generations(folder, shard, generations, columns)
     if kept is not None:
         chosen = read_parquet(part_path(kept, shard))
         table = table.take(chosen.column(ROW))
@@ -196,13 +199,16 @@ def drawn_units(
     folder: Path,
     counter: TokenCounter | None,
     generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> tuple[dict[str, int], int]:
     """Draws per source of one shard of a mix, weighted by each row's tokens recounted from its
     text with ``counter`` (unweighted without one), and how many rows' ``tokens`` column
-    disagrees with the recount (0 without a counter). ``generations``: those generations only.
-    """
-    columns = ["source", "times_drawn"] if counter is None else None
-    table = read_generations(folder, shard, generations, columns)
+    disagrees with the recount (0 without a counter). ``generations``: those generations only;
+    ``texts``: where the rows' texts are (the mix stores none)."""
+    if counter is None:
+        table = read_generations(folder, shard, generations, ["source", "times_drawn"])
+    else:
+        table = read_with_texts(folder, shard, texts, generations)
     sources, times = table.column("source").to_pylist(), table.column("times_drawn").to_pylist()
     weights = [1] * len(sources) if counter is None else counter.count(_texts(table))
     wrong = 0

@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.generations import read_generations
+from corpus_platform.base.generations import TextSource, read_with_texts
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
 from corpus_platform.base.words import split_words
 from corpus_platform.engine import Engine, LocalEngine
@@ -162,10 +162,11 @@ def shard_overlap(
     folder: Path,
     windows: EvalWindows,
     generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> tuple[int, Counter[str], list[str]]:
     """One shard of :func:`overlap_report`: rows, contaminated rows per set, and every
     contaminated row named with its sets (an engine task)."""
-    table = read_generations(folder, shard, generations, ["doc_id", "text"])
+    table = read_with_texts(folder, shard, texts, generations, ["doc_id"])
     ids = table.column("doc_id").to_pylist()
     found = windows.shared_sets(table.column("text").to_pylist())
     hits: Counter[str] = Counter(name for names in found for name in names)
@@ -179,11 +180,15 @@ def overlap_report(
     windows: EvalWindows,
     engine: Engine | None = None,
     generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> OverlapReport:
     """Scan every row of the dataset at ``folder`` (of the generations ``generations`` only,
-    when given) for the evaluation windows, one shard per engine task; up to ten offenders are
-    named with the sets they share a window with."""
-    task = partial(shard_overlap, folder=folder, windows=windows, generations=generations)
+    when given; their texts from ``texts`` when the folder stores none) for the evaluation
+    windows, one shard per engine task; up to ten offenders are named with the sets they share
+    a window with."""
+    task = partial(
+        shard_overlap, folder=folder, windows=windows, generations=generations, texts=texts
+    )
     hits: Counter[str] = Counter()
     examples: list[str] = []
     rows = contaminated = 0

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.arrays import utf8_slices
-from corpus_platform.base.generations import TEXT, read_generations
+from corpus_platform.base.generations import TEXT, TextSource, read_with_texts
 from corpus_platform.base.hashing import stable_hash, stable_hex
 from corpus_platform.base.names import PARQUET, WEBDATASET
 from corpus_platform.base.shards import (
@@ -146,12 +146,6 @@ def metadata_json(row: dict[str, Any]) -> bytes:
     return json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _text_column(table: pa.Table) -> pa.Array:
-    if "text" in table.column_names:
-        return table.column("text").combine_chunks().cast(pa.string())
-    return pa.nulls(len(table), pa.string())
-
-
 def explode_shard(
     shard: int,
     folder: Path,
@@ -159,24 +153,27 @@ def explode_shard(
     seed: int,
     counter: TokenCounter | None = None,
     generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> int:
     """Write mix shard ``shard``'s samples (every draw of every row, with ``key``, ``draw`` and
     the encoded metadata) to ``scratch/samples``, and per sample its order hash, key, tar
     bytes, tokens (counted by ``counter``, the mix's, or as whitespace words without one), this
     shard and its index in that file to :func:`order_path`; return the samples. ``generations``:
-    the rows of those mix generations only (every row for None).
+    the rows of those mix generations only (every row for None); ``texts``: where their texts
+    are (the mix stores none).
 
     The samples file holds no text: a sample's ``text`` is a null placeholder and ``_row`` its
     row in the mix shard, from which :func:`scatter_shard` takes the text, so a text drawn
     ``k`` times is not written ``k`` times to scratch and read back."""
-    table = read_generations(folder, shard, generations)
-    texts = _text_column(table)
-    tokens = sample_tokens(texts, counter)
+    table = read_with_texts(folder, shard, texts, generations)
+    has_text = TEXT in table.column_names
+    column = table.column(TEXT).combine_chunks().cast(pa.string()) if has_text else None
+    column = pa.nulls(len(table), pa.string()) if column is None else column
+    tokens = sample_tokens(column, counter)
     drawn = table.column("times_drawn").to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(table), dtype=np.int64), drawn)
     starts = np.cumsum(drawn) - drawn
     draws = np.arange(len(rows), dtype=np.int64) - np.repeat(starts, drawn)
-    has_text = TEXT in table.column_names
     samples = table.drop_columns([TEXT] if has_text else []).take(pa.array(rows, pa.int64()))
     doc_ids = samples.column("doc_id").to_pylist()
     keys = [sample_key(d, int(n)) for d, n in zip(doc_ids, draws, strict=True)]
@@ -190,7 +187,7 @@ def explode_shard(
     samples = samples.append_column(TOKENS_COLUMN, pa.array(np.repeat(tokens, drawn)))
     samples = samples.append_column(ROW_COLUMN, pa.array(rows, pa.int64()))
     write_parquet(samples, part_path(scratch / "samples", shard), **SCRATCH_OPTIONS)
-    row_bytes = pc.fill_null(pc.binary_length(texts), 0).to_numpy().astype(np.int64)
+    row_bytes = pc.fill_null(pc.binary_length(column), 0).to_numpy().astype(np.int64)
     text_bytes = np.repeat(row_bytes, drawn)
     json_bytes = np.fromiter((len(e) for e in encoded), np.int64, len(encoded))
     sizes = [
@@ -287,19 +284,24 @@ def bucket_path(scratch: Path, shard: int, mix_shard: int) -> Path:
 
 
 def scatter_shard(
-    shard: int, scratch: Path, folder: Path, generations: tuple[int, ...] | None = None
+    shard: int,
+    scratch: Path,
+    folder: Path,
+    generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> int:
     """Split mix shard ``shard``'s samples by output shard (with their positions) into
-    :func:`bucket_path` files, each with its text taken from the mix in ``folder`` (the rows of
-    its ``generations``, as :func:`explode_shard` read them); return the samples written."""
+    :func:`bucket_path` files, each with its row's text (the rows of the mix in ``folder`` of
+    its ``generations``, as :func:`explode_shard` read them, their texts from ``texts``);
+    return the samples written."""
     samples = read_parquet(part_path(scratch / "samples", shard))
     plan = read_parquet(part_path(scratch / "plan", shard))
     placed = samples.take(plan.column("index"))
     if TEXT in placed.column_names:
-        mix = read_generations(folder, shard, generations, [TEXT])
-        texts = mix.column(TEXT).take(placed.column(ROW_COLUMN))
+        mix = read_with_texts(folder, shard, texts, generations, ["doc_id"])
+        column = mix.column(TEXT).take(placed.column(ROW_COLUMN))
         where = placed.schema.get_field_index(TEXT)
-        placed = placed.set_column(where, mix.schema.field(TEXT), texts)
+        placed = placed.set_column(where, mix.schema.field(TEXT), column)
     placed = placed.drop_columns([ROW_COLUMN])
     placed = placed.append_column("_position", plan.column("position"))
     targets = plan.column("shard").to_numpy()
@@ -370,26 +372,20 @@ def build_shards(
     generation: int = 0,
     first_shard: int = 0,
     mix_generations: tuple[int, ...] | None = None,
+    texts: TextSource | None = None,
 ) -> dict[str, Any]:
-    """Write the shards of the mix in ``mix`` (``num_shards`` logical shards) into ``staging``
-    (``scratch`` must be an empty folder); return the manifest (the caller writes it). Token
-    counts are ``counter``'s (the mix's tokenizer), or whitespace words without one. An append
-    writes the rows of the mix generations ``mix_generations`` alone, as generation
-    ``generation`` of the shards, numbered from ``first_shard`` (the whole manifest:
-    :func:`~corpus_platform.kernels.sharding.manifest.extend_manifest`)."""
-    mix_shards = range(num_shards)
+    """Write the shards of the mix in ``mix`` (``num_shards`` logical shards; its rows' texts
+    from ``texts``) into ``staging`` (``scratch`` must be an empty folder); return the manifest
+    (the caller writes it). Token counts are ``counter``'s (the mix's tokenizer), or whitespace
+    words without one. An append writes the rows of the mix generations ``mix_generations``
+    alone, as generation ``generation`` of the shards, numbered from ``first_shard`` (the whole
+    manifest: :func:`~corpus_platform.kernels.sharding.manifest.extend_manifest`)."""
+    mix_shards, rows = range(num_shards), {"generations": mix_generations, "texts": texts}
     explode = partial(explode_shard, folder=mix, scratch=scratch, seed=seed, counter=counter)
-    engine.map_shards(partial(explode, generations=mix_generations), mix_shards)
-    planner = partial(
-        plan_shards,
-        scratch=scratch,
-        num_mix_shards=num_shards,
-        max_bytes=max_bytes,
-        max_samples=max_samples,
-    )
-    plan = engine.map_shards(planner, [0])[0]
-    scatter = partial(scatter_shard, scratch=scratch, folder=mix, generations=mix_generations)
-    engine.map_shards(scatter, mix_shards)
+    engine.map_shards(partial(explode, **rows), mix_shards)
+    planner = partial(plan_shards, scratch=scratch, num_mix_shards=num_shards)
+    plan = engine.map_shards(partial(planner, max_bytes=max_bytes, max_samples=max_samples), [0])[0]
+    engine.map_shards(partial(scatter_shard, scratch=scratch, folder=mix, **rows), mix_shards)
     planned = json.dumps([p["tar_bytes"] for p in plan])
     (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
     task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)

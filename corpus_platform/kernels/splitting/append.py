@@ -35,9 +35,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.generations import (
+    TextSource,
     generation_path,
     read_generations,
     side_generation_path,
+    with_texts,
 )
 from corpus_platform.base.hashing import bucket_of
 from corpus_platform.base.names import SIMILAR_PAIRS, SPLITS
@@ -96,6 +98,8 @@ class AppendSplit:
         scratch: The append's scratch folder (placements, as-of features).
         cutoffs: The published split's time windows (time modes).
         asof: The as-of features to compute.
+        texts: Where the new rows' texts are (``deduplicated_documents`` stores none); None:
+            in the rows themselves.
     """
 
     mode: str
@@ -106,6 +110,7 @@ class AppendSplit:
     scratch: Path
     cutoffs: Cutoffs | None = None
     asof: tuple[AsofFeature, ...] = ()
+    texts: TextSource | None = None
 
     @property
     def grouped(self) -> bool:
@@ -158,7 +163,8 @@ def append_graph(
         "similar_pairs": int(pc.sum(pc.cast(through, pa.int64())).as_py() or 0),
     }
     stand_in = representatives(every)
-    short = short_link_ids(members, similar, upstream, num_shards, params, LocalEngine(), stand_in)
+    texts = upstream if split.texts is None else split.texts.folder  # what the rule measures
+    short = short_link_ids(members, similar, texts, num_shards, params, LocalEngine(), stand_in)
     too_short = pc.is_in(members.column("representative"), short)
     linking = linking_pairs(similar, stand_in, short)
     shorts = {
@@ -314,7 +320,7 @@ def split_append_shard(
     """Place one shard's new rows and write them as generation ``split.generation`` of each
     split and of ``dropped/`` (with the reason, and for a bridge the components it would have
     joined); return rows per split and per drop reason. An engine task."""
-    table = new_rows(upstream, shard, split.generations)
+    table = with_texts(new_rows(upstream, shard, split.generations), shard, split.texts)
     if split.asof:
         table = asof_columns(shard, split.scratch / "asof", table, split.asof)
     component, buckets, placed, bridged = _placed(table, split)

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_platform.base.generations import generation_path
+from corpus_platform.base.generations import TextSource, generation_path, with_texts
 from corpus_platform.base.hashing import BUCKETS, bucket_of
 from corpus_platform.base.names import SPLITS
 from corpus_platform.base.shards import read_shard, write_parquet
@@ -131,13 +131,17 @@ class SplitPlan:
         return component, buckets, placed
 
 
-def split_shard(shard: int, upstream: Path, staging: Path, plan: SplitPlan) -> dict[str, int]:
-    """Place one shard's rows and write ``<split>/part-N`` and ``dropped/part-N``.
+def split_shard(
+    shard: int, upstream: Path, staging: Path, plan: SplitPlan, texts: TextSource | None = None
+) -> dict[str, int]:
+    """Place one shard's rows and write ``<split>/part-N`` and ``dropped/part-N``, each row with
+    its text from ``texts`` (``upstream`` stores none: :class:`~corpus_platform.base.
+    generations.TextSource`).
 
     Returns:
         Rows per split and per drop reason.
     """
-    table = read_shard(upstream, shard)
+    table = with_texts(read_shard(upstream, shard), shard, texts)
     if plan.asof:
         if plan.asof_scratch is None:
             raise ValueError("as-of features need the scratch folder they were computed in")

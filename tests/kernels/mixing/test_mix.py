@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from corpus_platform.base.generations import TextSource, generation_path
+from corpus_platform.base.generations import TextSource, generation_path, with_texts
 from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.kernels.mixing.decontam import EvalNgrams
 from corpus_platform.kernels.mixing.mix import decontaminate_shard, draw_shard, times_drawn
@@ -38,9 +38,10 @@ def test_mix_shard_hits_the_proportions(tmp_path: Path) -> None:
     assert sum(mixed.column("times_drawn").to_pylist()) == total
 
 
-def test_the_draw_takes_the_clean_rows_and_their_text_from_the_split(tmp_path: Path) -> None:
-    """normalized_splits stores no text: decontamination and the draw read it from the split,
-    and the draw takes the rows decontamination kept by their positions, with their tokens."""
+def test_the_draw_takes_the_clean_rows_and_their_text_stays_in_the_split(tmp_path: Path) -> None:
+    """normalized_splits stores no text: decontamination reads it from the split; the draw takes
+    the rows decontamination kept by their positions, with their tokens, and writes them without
+    their text, which a reader puts back from the split by doc id."""
     texts = [" ".join(f"r{i}w{k}" for k in range(20)) for i in range(12)]
     texts[7] = f"copied: {texts[5]}"  # holds the benchmark's 13-grams too
     split = pa.table(
@@ -65,10 +66,10 @@ def test_the_draw_takes_the_clean_rows_and_their_text_from_the_split(tmp_path: P
     assert removed.column("doc_id").to_pylist() == ["d05", "d07"]
     assert removed.column("text").to_pylist() == [texts[5], texts[7]]
     rates = {"web": 2.0, "code": 1.0}
-    draw_shard(
-        0, tmp_path / "train", tmp_path / "mix", rates, 3, kept=tmp_path / "clean", texts=source
-    )
-    mixed = read_shard(tmp_path / "mix", 0)
+    draw_shard(0, tmp_path / "train", tmp_path / "mix", rates, 3, kept=tmp_path / "clean")
+    stored = read_shard(tmp_path / "mix", 0)
+    assert stored.column_names == ["doc_id", "source", "f", "tokens", "times_drawn"]
+    mixed = with_texts(stored, 0, TextSource(tmp_path / "split", some_rows=True))
     clean = [i for i in range(12) if i not in dirty]
     assert mixed.column_names == ["doc_id", "text", "source", "f", "tokens", "times_drawn"]
     assert mixed.column("doc_id").to_pylist() == [f"d{i:02d}" for i in clean]

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-from corpus_platform.base.generations import generation_path
+from corpus_platform.base.generations import TextSource, generation_path
 from corpus_platform.base.shards import read_shard, write_parquet
 from corpus_platform.config import ConfigError, parse_config
 from corpus_platform.kernels.mixing import tokens as tokens_module
@@ -171,13 +171,14 @@ def test_token_weighted_draws_hit_token_proportions(tmp_path: Path) -> None:
     assert tokens["web"] == 100_000 and tokens["code"] == 100 * rows["code"]
     assert abs(tokens["web"] / sum(tokens.values()) - 0.5) < 0.02
     assert rows["web"] / sum(rows.values()) > 0.85  # in documents the mix is mostly web
-    recounted, wrong = drawn_units(0, tmp_path / "mix", TokenCounter())
+    texts = TextSource(tmp_path / "train", some_rows=True)  # the mix stores no text
+    recounted, wrong = drawn_units(0, tmp_path / "mix", TokenCounter(), texts=texts)
     assert (recounted, wrong) == (tokens, 0)
     mix = read_shard(tmp_path / "mix", 0)
-    assert mix.column_names[-2:] == [TOKENS, "times_drawn"]
+    assert mix.column_names[-2:] == [TOKENS, "times_drawn"] and "text" not in mix.column_names
     lying = mix.set_column(mix.schema.get_field_index(TOKENS), TOKENS, pa.array([1] * len(mix)))
     write_parquet(lying, tmp_path / "lying" / "part-00000.parquet")
-    assert drawn_units(0, tmp_path / "lying", TokenCounter()) == (tokens, len(mix))
+    assert drawn_units(0, tmp_path / "lying", TokenCounter(), texts=texts) == (tokens, len(mix))
     assert drawn_units(0, tmp_path / "lying", None)[0] == rows
 
 
