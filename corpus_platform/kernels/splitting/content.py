@@ -80,20 +80,34 @@ def is_leak(x: np.ndarray, y: np.ndarray, threshold: float, min_shingles: int) -
 
 
 def short_rows(shard: int, upstream: Path, wanted: pa.Array, params: DedupParams) -> list[str]:
-    """The doc ids among ``wanted`` of one shard of ``upstream`` (every generation) whose text
-    has fewer than ``params.min_shingles`` distinct n-grams; only the files holding one of
-    them are read for their texts. An engine task."""
-    short: list[str] = []
-    for file in shard_files(part_path(upstream, shard)):
-        ids = pq.read_table(file, columns=["doc_id"]).column("doc_id")
-        if not pc.any(pc.is_in(ids, wanted)).as_py():
+    """The doc ids among ``wanted`` of one shard of ``upstream`` (every file: generations, or raw
+    batches of a folder kept by batch) whose text has fewer than ``params.min_shingles``
+    distinct n-grams; only the files holding one of them are read for their texts. An engine
+    task.
+
+    ``wanted`` spans the corpus, so it is narrowed to this shard's ids once (a set of the
+    shard's ids, looked up by every wanted id) before any file is matched against it: a
+    lookup table of ``wanted`` built per file would cost the corpus size times the number of
+    files, which grows with the corpus too."""
+    files = shard_files(part_path(upstream, shard))
+    ids = [pq.read_table(f, columns=["doc_id"]).column("doc_id") for f in files]
+    if not ids or not len(wanted):
+        return []
+    mine = pc.filter(wanted, pc.is_in(wanted, value_set=pa.chunked_array(ids).combine_chunks()))
+    if not len(mine):
+        return []
+    found: list[str] = []
+    texts: list[str | None] = []
+    for file, file_ids in zip(files, ids, strict=True):
+        if not pc.any(pc.is_in(file_ids, value_set=mine)).as_py():
             continue
         table = pq.read_table(file, columns=["doc_id", "text"])
-        table = table.filter(pc.is_in(table.column("doc_id"), wanted))
-        texts = table.column("text").to_pylist()  # a row without text always links
-        found = table.column("doc_id").to_pylist()
-        short += [found[i] for i in np.flatnonzero(too_short(texts, params)).tolist()]
-    return sorted(short)
+        table = table.filter(pc.is_in(table.column("doc_id"), value_set=mine))
+        found += table.column("doc_id").to_pylist()
+        texts += table.column("text").to_pylist()  # a row without text always links
+    if not found:
+        return []
+    return sorted(found[i] for i in np.flatnonzero(too_short(texts, params)).tolist())
 
 
 def representatives(memberships: pa.Table) -> pa.Table:

@@ -2,6 +2,8 @@
 out (``split.link_dropped: false``), clusters and pairs too short to leak are left out
 (``split.min_link_shingles``), and both are counted."""
 
+import re
+import unicodedata
 from pathlib import Path
 
 import pyarrow as pa
@@ -10,7 +12,12 @@ from corpus_platform.base.shards import part_path, read_parquet, read_shard, wri
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.dedup.minhash import shingle_sets
-from corpus_platform.kernels.splitting.content import is_leak, shingle_counts, too_short
+from corpus_platform.kernels.splitting.content import (
+    is_leak,
+    shingle_counts,
+    short_rows,
+    too_short,
+)
 from corpus_platform.kernels.splitting.links import split_links
 from tests.realtext import real_texts
 
@@ -118,6 +125,39 @@ def test_too_short_says_what_the_whole_count_says() -> None:
     assert too_short([repeated], DedupParams(128, 5, 0.8, 0.6, 0, min_shingles=10)).tolist() == [
         True
     ]
+
+
+def word_ngrams(text: str, size: int) -> set[tuple[str, ...]]:
+    """Distinct casefolded word ``size``-grams (punctuation a boundary; a text of fewer words is
+    one n-gram), written apart from the kernels."""
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+    if len(words) < size:
+        return {tuple(words)} if words else set()
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def test_short_rows_of_a_shard_kept_in_many_batch_files(tmp_path: Path) -> None:
+    # a shard folder kept by raw batch (one small file each, as filtered_documents keeps it):
+    # the wanted ids span other shards too, some files hold none of them, some rows have no text
+    texts = [LONG, SHORT, None, "", *real_texts(120)]
+    rows = [(f"d{i:04d}", text) for i, text in enumerate(texts)]
+    folder = part_path(tmp_path / "filtered", 0)
+    for batch in range(0, len(rows), 9):
+        chunk = rows[batch : batch + 9]
+        table = pa.table({"doc_id": [d for d, _ in chunk], "text": [t for _, t in chunk]})
+        write_parquet(table, folder / f"b{batch:04d}.parquet")
+    wanted_rows = [row for i, row in enumerate(rows) if i % 3 != 1 and not 40 <= i < 60]
+    wanted = pa.array(sorted([d for d, _ in wanted_rows] + ["elsewhere-1", "elsewhere-2"]))
+    for minimum in (1, 5, 30, 200):
+        params = DedupParams(128, 5, 0.8, 0.6, 0, min_shingles=minimum)
+        # counted apart from the kernel: distinct lowercase word 5-grams, punctuation a boundary
+        expected = sorted(
+            d for d, t in wanted_rows if t is not None and len(word_ngrams(t, 5)) < minimum
+        )
+        assert short_rows(0, tmp_path / "filtered", wanted, params) == expected
+    params = DedupParams(128, 5, 0.8, 0.6, 0, min_shingles=5)
+    assert short_rows(0, tmp_path / "filtered", pa.array(["elsewhere-1"]), params) == []
+    assert short_rows(0, tmp_path / "filtered", pa.array([], pa.string()), params) == []
 
 
 def test_is_leak_needs_the_threshold_and_the_content_on_both_sides() -> None:
