@@ -1,7 +1,6 @@
 """raw_documents: raw files normalized to the canonical schema, sharded by doc_id and kept
 batch by batch (one raw file, one batch; a batch's files are never rewritten)."""
 
-import shutil
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -9,7 +8,9 @@ from typing import Any
 
 import dagster as dg
 
+from corpus_platform.base.files import remember
 from corpus_platform.base.names import RAW_DOCUMENTS, batch_key
+from corpus_platform.base.removal import remove_aside
 from corpus_platform.base.shards import MANIFEST, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.batches import (
@@ -69,8 +70,11 @@ def read_new_batches(
         schema=canonical_schema(config.input.features, config.records_licences),
         batches=tuple((i, batch_key(plan.names[i])) for i in indices),
     )
-    engine.map_shards(assemble, range(config.num_shards))
-    shutil.rmtree(staging / "_spill", ignore_errors=True)
+    for shard in engine.map_shards(assemble, range(config.num_shards)):
+        for md5, identity in shard.hashed:
+            if identity is not None:  # the file did not change while it was read
+                remember(identity, md5)
+    remove_aside(staging / "_spill", into=corpus.root_path / ".scratch")  # out of the candidate
     return dict(zip(plan.new, summaries, strict=True))
 
 

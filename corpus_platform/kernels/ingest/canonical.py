@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_platform.base.arrays import one_array
+from corpus_platform.base.files import Identity, hashed_md5
 from corpus_platform.base.hashing import content_hashes, shard_of
 from corpus_platform.base.shards import (
     batch_part_path,
@@ -298,6 +299,7 @@ class ShardSummary:
 
     shard: int
     rows: int
+    hashed: tuple[tuple[str, Identity | None], ...] = ()  # each file's MD5 and identity read
 
 
 def assemble_shard(
@@ -306,17 +308,21 @@ def assemble_shard(
     """Write one shard's file of every new batch (``part-N.parquet/<batch>.parquet``, present
     even when empty) from its spill files, rows ordered by ``doc_id``. ``batches`` pairs the
     input file index the spill files are named by with its batch key. Equal inputs give equal
-    files whatever the order work was done in."""
+    files whatever the order work was done in. Each file's MD5 is read right after it is
+    written (:attr:`ShardSummary.hashed`): the raw stage's pin hands DVC those instead of DVC
+    reading every byte again in its own, slower loop."""
     folder = spill_dir(staging, shard)
-    rows = 0
+    rows, hashed = 0, []
     for file_index, key in batches:
         spilled = sorted(folder.glob(f"{file_index:05d}-*.arrow")) if folder.is_dir() else []
         pieces = [read_scratch(p) for p in spilled]
         table = pa.concat_tables(pieces) if pieces else schema.empty_table()
         table = table.sort_by([("doc_id", "ascending"), ("raw_row", "ascending")])
-        write_parquet(table, batch_part_path(staging, shard, key))
+        path = batch_part_path(staging, shard, key)
+        write_parquet(table, path)
+        hashed.append(hashed_md5(path))  # while its pages are in memory
         rows += len(table)
-    return ShardSummary(shard=shard, rows=rows)
+    return ShardSummary(shard=shard, rows=rows, hashed=tuple(hashed))
 
 
 def repeated_ids(folder: Path, num_shards: int) -> tuple[int, list[str]]:
