@@ -17,17 +17,16 @@ Size cap. Boundaries are planned before anything is written, greedily along the 
 takes the next sample while its tar file (a 512-byte header per member, payloads padded to 512
 bytes, the two end-of-archive blocks, all rounded up to 10,240-byte records) stays within
 ``shards.max_bytes`` and its count within ``shards.max_samples``; a sample larger than the cap
-alone gets a shard of its own. The tar is written by :class:`~.ustar.UstarWriter` (one per shard
-task), the bytes ``webdataset.ShardWriter`` writes at a fraction of ``tarfile``'s cost per
-member, with a fixed mtime, owner and mode, uncompressed (gzip would stamp the time), so equal
-samples give byte-identical files; its size is asserted equal to the plan.
+alone gets a shard of its own. The tar is written by :class:`~.ustar.UstarWriter`, the bytes
+``webdataset.ShardWriter`` writes at a fraction of ``tarfile``'s cost per member, with a fixed
+mtime, owner and mode, uncompressed (gzip would stamp the time), so equal samples give
+byte-identical files; its size is asserted equal to the plan.
 
-Steps (:func:`build_shards`): :func:`explode_shard` (per mix shard, on the engine: samples
-without their text, keys, sizes, tokens, to scratch), :func:`plan_shards` (one engine task:
-global order and boundaries; it holds an order hash, a key and four numbers per sample, never a
-text: a worker does, not the process that runs the build), :func:`scatter_shard` (per mix
-shard: its samples, each with its text from the mix, into one scratch file per output shard),
-:func:`write_shard` (per output shard: tar, Parquet and their manifest entries).
+Steps (:func:`build_shards`), engine tasks: :func:`explode_shard` (per mix shard: samples
+without text, keys, sizes, tokens), :func:`plan_shards` (one task, in a worker: order and
+boundaries, from an order hash, a key and four numbers a sample), :func:`scatter_shard` (per
+mix shard: its samples with their texts, one scratch file per output shard), :func:`write_shard`
+(per file of an output shard: its tar or its Parquet file, and its manifest entry).
 """
 
 from __future__ import annotations
@@ -67,7 +66,7 @@ from corpus_platform.kernels.sharding.manifest import (
     manifest,
     remember_hashed,
 )
-from corpus_platform.kernels.sharding.ustar import UstarWriter
+from corpus_platform.kernels.sharding.ustar import write_sample_tar
 
 BLOCK = 512  # tar header and payload granularity
 RECORD = 20 * BLOCK  # tarfile pads an archive to whole records
@@ -315,19 +314,24 @@ def scatter_shard(
 PLANNED_SIZES = "planned-tar-bytes.json"  # in scratch: the tar size of every planned shard
 
 
+FORMATS = (WEBDATASET, PARQUET)  # the files of an output shard, one engine task each
+
+
 def write_shard(
-    local: int,
+    task: int,
     scratch: Path,
     staging: Path,
     num_mix_shards: int,
     first_shard: int = 0,
     generation: int = 0,
 ) -> list[dict[str, Any]]:
-    """Gather output shard ``local`` of a generation from its buckets, in order, and write its
-    tar (:class:`~.ustar.UstarWriter`) and its Parquet file as shard ``first_shard + local``
-    (shard numbers go on across generations); return their manifest entries. The tar size the
-    plan promised (``scratch/planned-tar-bytes.json``) is asserted."""
-    shard = first_shard + local
+    """Write file ``task`` of a generation's output shards, from its buckets in order: shard
+    ``task // 2``'s tar (even ``task``) or Parquet file (odd), as shard ``first_shard + task //
+    2`` (numbers go on across generations); return its manifest entry. A task a file: with two
+    a task, a worker idled beside a generation's short last shard. The tar's planned size
+    (``scratch/planned-tar-bytes.json``) is asserted."""
+    local, fmt = divmod(task, len(FORMATS))
+    shard, fmt = first_shard + local, FORMATS[fmt]
     parts = [
         read_scratch(path)
         for m in range(num_mix_shards)
@@ -335,28 +339,27 @@ def write_shard(
     ]
     table = pa.concat_tables(parts)  # the samples in bucket order; written in plan order
     order = pc.sort_indices(table, sort_keys=[("_position", "ascending")]).to_numpy()
-    texts = table.column(TEXT) if TEXT in table.column_names else pa.nulls(len(table), pa.string())
-    tar = staging / shard_name(shard, WEBDATASET)
-    with UstarWriter(tar, TAR_OWNER, TAR_MODE, TAR_MTIME) as writer:
-        for key, text, meta in zip(
-            table.column("key").take(order).to_pylist(),
-            utf8_slices(texts, order),
-            table.column(JSON_COLUMN).take(order).to_pylist(),
-            strict=True,
-        ):
-            writer.add(f"{key}.json", meta)  # webdataset's order: extensions sorted
-            writer.add(f"{key}.txt", text)
-    planned = json.loads((scratch / PLANNED_SIZES).read_text(encoding="utf-8"))
-    if tar.stat().st_size != planned[local]:
-        raise RuntimeError(f"{tar}: {tar.stat().st_size} bytes written, {planned[local]} planned")
-    columns = [c for c in table.column_names if c not in (JSON_COLUMN, TOKENS_COLUMN, "_position")]
-    parquet = staging / shard_name(shard, PARQUET)
-    write_in_order(table.select(columns), order, parquet, PARQUET_ROW_GROUP)
+    path = staging / shard_name(shard, fmt)
+    if fmt == WEBDATASET:
+        _write_tar(table, order, path)
+        planned = json.loads((scratch / PLANNED_SIZES).read_text(encoding="utf-8"))
+        if path.stat().st_size != planned[local]:
+            raise RuntimeError(f"{path}: {path.stat().st_size} bytes, {planned[local]} planned")
+    else:
+        skipped = (JSON_COLUMN, TOKENS_COLUMN, "_position")
+        columns = [c for c in table.column_names if c not in skipped]
+        write_in_order(table.select(columns), order, path, PARQUET_ROW_GROUP)
     tokens = int(pc.sum(table.column(TOKENS_COLUMN)).as_py() or 0)
-    return [
-        file_entry(path, shard, fmt, len(table), tokens) | {"generation": generation}
-        for path, fmt in ((tar, WEBDATASET), (parquet, PARQUET))
-    ]
+    return [file_entry(path, shard, fmt, len(table), tokens) | {"generation": generation}]
+
+
+def _write_tar(table: pa.Table, order: np.ndarray, tar: Path) -> None:
+    """The samples of ``table`` in ``order``, a ``.json`` and a ``.txt`` member each."""
+    texts = table.column(TEXT) if TEXT in table.column_names else pa.nulls(len(table), pa.string())
+    keys = table.column("key").take(order).to_pylist()
+    metas = table.column(JSON_COLUMN).take(order).to_pylist()
+    samples = zip(keys, utf8_slices(texts, order), metas, strict=True)
+    write_sample_tar(tar, samples, TAR_OWNER, TAR_MODE, TAR_MTIME)
 
 
 def build_shards(
@@ -390,7 +393,8 @@ def build_shards(
     (scratch / PLANNED_SIZES).write_text(planned, encoding="utf-8")
     task = partial(write_shard, scratch=scratch, staging=staging, num_mix_shards=num_shards)
     task = partial(task, first_shard=first_shard, generation=generation)
-    written = [e for entries in engine.map_shards(task, range(len(plan))) for e in entries]
+    files = range(len(plan) * len(FORMATS))  # each shard's tar, then its Parquet file
+    written = [e for entries in engine.map_shards(task, files) for e in entries]
     remember_hashed(written)
     tars = [e for e in written if e["format"] == WEBDATASET]
     return manifest(written, seed, max_bytes, max_samples, [generation_entry(generation, tars)])

@@ -17,6 +17,7 @@ their own (:mod:`.audit`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
@@ -124,3 +125,18 @@ class UstarWriter:
             return
         self._file.close()  # no ending: a partial shard must not read as a whole tar
         self._path.unlink(missing_ok=True)
+
+
+def write_sample_tar(
+    path: Path,
+    samples: Iterable[tuple[str, bytes, bytes]],
+    owner: str,
+    mode: int,
+    mtime: int,
+) -> None:
+    """A WebDataset tar of ``samples`` (key, text, metadata JSON): each sample's ``.json``
+    member, then its ``.txt`` (webdataset's order: extensions sorted)."""
+    with UstarWriter(path, owner, mode, mtime) as writer:
+        for key, text, meta in samples:
+            writer.add(f"{key}.json", meta)
+            writer.add(f"{key}.txt", text)
