@@ -76,3 +76,23 @@ def segmented_factorize(keys: np.ndarray, owner: np.ndarray) -> np.ndarray:
             table_ids[filled[j]] = -1
         start = end
     return ids
+
+
+@numba.njit(cache=True, nogil=True)
+def factorize_codes(codes: np.ndarray, owner: np.ndarray, vocabulary: int) -> np.ndarray:
+    """:func:`segmented_factorize` of the unigram keys ``owner * vocabulary + codes`` (``codes``
+    in ``[0, vocabulary)``, ``owner`` non-decreasing): a word's code indexes its last document
+    and its id there directly, no hash table (the first round of the n-gram ids, over every
+    word of the batch)."""
+    seen_in = np.full(vocabulary, -1, np.int64)
+    id_of = np.empty(vocabulary, np.int64)
+    ids = np.empty(len(codes), np.int64)
+    next_id = 0
+    for i in range(len(codes)):
+        code = codes[i]
+        if seen_in[code] != owner[i]:
+            seen_in[code] = owner[i]
+            id_of[code] = next_id
+            next_id += 1
+        ids[i] = id_of[code]
+    return ids

@@ -120,6 +120,13 @@ def _factorize(keys: np.ndarray, owner: np.ndarray) -> np.ndarray:
     return segmented_factorize(keys.astype(np.int64, copy=False), owner)
 
 
+def _factorize_codes(codes: np.ndarray, owner: np.ndarray, vocabulary: int) -> np.ndarray:
+    """:func:`_factorize` of the unigram keys ``owner * vocabulary + codes``, by direct index."""
+    from corpus_platform.kernels.filtering.compiled import factorize_codes  # numba
+
+    return factorize_codes(codes.astype(np.int64, copy=False), owner, vocabulary)
+
+
 def _first_occurrences(ids: np.ndarray) -> np.ndarray:
     """True where an id (numbered in order of first appearance) appears for the first time."""
     first = np.empty(len(ids), dtype=bool)
@@ -233,7 +240,7 @@ def ngram_scores(codes: np.ndarray, vocabulary: int, layout: WordLayout) -> dict
     out: dict[str, np.ndarray] = {}
     ids = np.full(size + 1, -1, dtype=np.int64)
     candidates = np.arange(size)
-    ids[:size] = _factorize(layout.doc * vocabulary + codes, layout.doc)
+    ids[:size] = _factorize_codes(codes, layout.doc, vocabulary)
     for n in range(2, max(DUPLICATE_NGRAMS) + 1):
         repeated = _repeated(ids, candidates, size)
         candidates = np.flatnonzero(repeated[:size] & repeated[1:] & (layout.remaining >= n))

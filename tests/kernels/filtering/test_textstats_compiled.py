@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpus_platform.kernels.filtering.compiled import segmented_factorize
+from corpus_platform.kernels.filtering.compiled import factorize_codes, segmented_factorize
 
 
 def owned_keys(rng: np.random.Generator, docs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,3 +35,25 @@ def test_full_tables_extreme_keys_and_edge_sizes() -> None:
     empty = np.empty(0, dtype=np.int64)
     assert segmented_factorize(empty, empty).tolist() == []
     assert segmented_factorize(np.array([5]), np.array([3])).tolist() == [0]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_unigram_ids_by_direct_index_are_pandas_factorize(seed: int) -> None:
+    """Word codes of a batch (Zipf-distributed, documents of 0 to 3,000 words, some empty),
+    numbered as the keys ``document * vocabulary + code`` are."""
+    rng = np.random.default_rng(seed)
+    vocabulary = 7_000
+    owner = np.repeat(np.arange(60, dtype=np.int64), rng.integers(0, 3_000, 60))
+    codes = (rng.zipf(1.2, len(owner)) - 1) % vocabulary
+    ids = factorize_codes(codes, owner, vocabulary)
+    assert ids.dtype == np.int64
+    assert np.array_equal(ids, pd.factorize(owner * vocabulary + codes)[0])
+    assert np.array_equal(ids, segmented_factorize(owner * vocabulary + codes, owner))
+    empty = np.empty(0, dtype=np.int64)
+    assert factorize_codes(empty, empty, 1).tolist() == []
+    assert factorize_codes(np.array([0, 0, 2, 0]), np.array([4, 4, 4, 9]), 3).tolist() == [
+        0,
+        0,
+        1,
+        2,
+    ]
