@@ -1,13 +1,10 @@
-"""The dedup stage's band keys and shingle sets, kept beside the project for the split's checks.
+"""The dedup stage's band keys, kept beside the project for the split's neighbour check.
 
 The dedup stage groups the LSH band keys of every filtered row; the split's held-out
-neighbour check needs the same keys for the split's rows, and its recall check the rows' word
-n-gram sets. Instead of sketching or shingling those rows again, the checks read what the dedup
-stage left under ``.corpus/cache/band-keys/<snapshot id of deduplicated_documents>/``
-(``bands/``, ``positions/``: each row's doc id and the hash of its exact text, ``sketches/``:
-its MinHash signature and shingle set, row for row, and the layout they were made with), for
-the rows whose text is the one it sketched. It is a cache: only the latest published dedup
-snapshot's are kept (about 10 KB a row, most of it the shingle sets), a rejected candidate
+neighbour check needs the same keys for the split's rows. Instead of sketching those rows again,
+the check reads the keys the dedup stage left under ``.corpus/cache/band-keys/<snapshot id of
+deduplicated_documents>/`` (``bands/``, ``positions/`` and the layout they were made with). It
+is a cache: only the keys of the latest published dedup snapshot are kept, a rejected candidate
 leaves none, and a project without it (a fresh clone, a removed folder) sketches afresh.
 """
 
@@ -19,7 +16,6 @@ from pathlib import Path
 CACHE = Path(".corpus") / "cache" / "band-keys"
 PENDING = ".pending"
 PARTS = ("bands", "positions")
-KEPT = (*PARTS, "sketches")  # and the rows' shingle sets, for the split's recall check
 
 
 def cache_root(root: Path) -> Path:
@@ -33,7 +29,7 @@ def stash(root: Path, scratch: Path) -> Path:
     pending = cache_root(root) / PENDING
     shutil.rmtree(pending, ignore_errors=True)
     pending.mkdir(parents=True)
-    for part in KEPT:
+    for part in PARTS:
         shutil.move(scratch / part, pending / part)
     return pending
 

@@ -47,14 +47,12 @@ from corpus_platform.kernels.splitting.recall import (
     shard_recall_hits,
 )
 from corpus_platform.kernels.splitting.recall_cache import CACHE as RECALL_CACHE
-from corpus_platform.kernels.splitting.recall_cache import DedupSets, prune
+from corpus_platform.kernels.splitting.recall_cache import prune
 from corpus_platform.kernels.splitting.temporal import MICROS_PER_DAY, check_order
 from corpus_platform.kernels.splitting.touched import (
     crossing_keys_touched,
     crossing_pairs_touched,
 )
-from corpus_platform.store import band_cache
-from corpus_platform.store.snapshots import current_snapshot
 
 ASOF_SAMPLE = 5_000  # rows whose as-of values are recomputed, at most (a seeded choice)
 
@@ -231,9 +229,6 @@ def recall_pass(
     )  # fmt: skip
     if not len(sample):
         return 0, 0, []
-    dedup_id = current_snapshot(corpus.root_path, corpus.stage_dir(DEDUPLICATED_DOCUMENTS))
-    kept = band_cache.band_keys_of(corpus.root_path, dedup_id)
-    usable = DedupSets.usable(kept, params.shingle_size, params.normalization)
     compare = partial(
         shard_recall_hits,
         split_root=candidate,
@@ -244,7 +239,6 @@ def recall_pass(
         generation=train,
         cache=corpus.root_path / RECALL_CACHE,
         min_shingles=params.min_shingles,
-        dedup=kept if usable else None,
     )
     results = engine.map_shards(compare, shards)
     return len(sample), sum(n for n, _ in results), [h for _, found in results for h in found]

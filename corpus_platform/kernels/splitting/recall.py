@@ -33,7 +33,7 @@ from corpus_platform.base.names import HELD_OUT, TRAIN
 from corpus_platform.base.shards import part_path, read_parquet
 from corpus_platform.engine import Engine
 from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
-from corpus_platform.kernels.splitting.recall_cache import DedupSets, file_sets
+from corpus_platform.kernels.splitting.recall_cache import file_sets
 
 SALT = "split-recall-sample"
 BATCH = 2048  # train rows shingled together
@@ -196,24 +196,19 @@ def shard_recall_hits(
     new: bool = True,
     cache: Path | None = None,
     min_shingles: int = 0,
-    dedup: Path | None = None,
 ) -> tuple[int, list[tuple[str, str, float]]]:
     """Train rows of one shard compared with the whole sample: (train rows compared, every pair
     at or above ``threshold`` as (held-out doc_id, train doc_id, Jaccard)). ``generation``:
     only the train rows of that generation (``new``) or of the others (``not new``).
     ``cache``: where the train rows' shingle sets are kept per split file
     (:mod:`~corpus_platform.kernels.splitting.recall_cache`). ``min_shingles``: a pair one of
-    whose texts has fewer n-grams is too short to leak (split.min_link_shingles). ``dedup``:
-    the dedup stage's kept sets of the snapshot the split was built from
-    (:class:`~corpus_platform.kernels.splitting.recall_cache.DedupSets`), taken for rows it
-    sketched with the same text instead of shingling them again."""
+    whose texts has fewer n-grams is too short to leak (split.min_link_shingles)."""
     files = shard_generation_files(part_path(split_root / TRAIN, shard), generation, new)
     if not len(sample) or not files:
         return 0, []
     rows, hits = 0, []
-    kept = DedupSets(dedup, shard) if dedup is not None else None
     for file in files:
-        ids, sets = file_sets(file, ngram, normalization, cache, kept)
+        ids, sets = file_sets(file, ngram, normalization, cache)
         for start in range(0, len(ids), BATCH):
             stop = min(start + BATCH, len(ids))
             low, high = sets.offsets[start], sets.offsets[stop]

@@ -16,25 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from corpus_platform.base.arrays import list_parts
 from corpus_platform.base.generations import shard_generation_files
-from corpus_platform.base.hashing import TextNormalization, fingerprint, stable_hexes
-from corpus_platform.base.shards import (
-    part_path,
-    read_json,
-    read_parquet,
-    read_scratch,
-    write_scratch,
-)
+from corpus_platform.base.hashing import TextNormalization, fingerprint
+from corpus_platform.base.shards import part_path, read_parquet, read_scratch, write_scratch
 from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
-from corpus_platform.kernels.splitting.neighbours import LAYOUT_FILE
 
 CACHE = Path(".corpus") / "cache" / "recall-shingles"
 SCHEMA = pa.schema([("doc_id", pa.string()), ("shingles", pa.list_(pa.uint64()))])
@@ -62,52 +54,11 @@ def _shingled(table: pa.Table, ngram: int, normalization: TextNormalization) -> 
     return ShingleSets(values.astype(np.uint64, copy=False), offsets)
 
 
-@dataclass(frozen=True)
-class DedupSets:
-    """The shingle sets the dedup stage computed for every row with text of the snapshot a
-    split was built from, kept with its band keys (:mod:`corpus_platform.store.band_cache`):
-    ``positions/`` (doc_id, hash of the exact text) and ``sketches/`` (a ``shingles`` column,
-    row for row), one file per shard."""
-
-    folder: Path
-    shard: int
-
-    @staticmethod
-    def usable(folder: Path | None, ngram: int, normalization: TextNormalization) -> bool:
-        """Whether ``folder`` (a band-cache entry) holds sets made with these settings."""
-        if folder is None or not (folder / "sketches").is_dir():
-            return False
-        layout = folder / "bands" / LAYOUT_FILE
-        saved = read_json(layout) if layout.is_file() else {}
-        return saved.get("shingle_size") == ngram and saved.get("normalization") == asdict(
-            normalization
-        )
-
-    def sets_of(self, table: pa.Table) -> ShingleSets | None:
-        """The sets of the rows of ``table`` (doc_id, text), or None unless the dedup stage
-        sketched every one of them with the same exact text."""
-        positions = read_parquet(part_path(self.folder / "positions", self.shard))
-        at = pc.index_in(table.column("doc_id"), value_set=positions.column("doc_id"))
-        if at.null_count:
-            return None
-        known = positions.column("text_hash").take(at)
-        if known.to_pylist() != stable_hexes(table.column("text")):
-            return None
-        sketches = part_path(self.folder / "sketches", self.shard)
-        values, offsets = list_parts(read_parquet(sketches, ["shingles"]).column(0).take(at))
-        return ShingleSets(values.astype(np.uint64, copy=False), offsets)
-
-
 def file_sets(
-    file: Path,
-    ngram: int,
-    normalization: TextNormalization,
-    cache: Path | None,
-    dedup: DedupSets | None = None,
+    file: Path, ngram: int, normalization: TextNormalization, cache: Path | None
 ) -> tuple[list[str], ShingleSets]:
     """The doc ids and shingle sets of one split file's rows: from the cache when it holds
-    them, else the dedup stage's (``dedup``, when it sketched every row with the same text),
-    else computed; kept in the cache, when there is one."""
+    them, else computed (and kept, when there is a cache)."""
     entry = cache / entry_name(file, ngram, normalization) if cache is not None else None
     if entry is not None and entry.is_file():
         table = read_scratch(entry)  # mapped: the sets are the page cache's pages
@@ -115,8 +66,7 @@ def file_sets(
         sets = ShingleSets(values.astype(np.uint64, copy=False), offsets)
         return table.column("doc_id").to_pylist(), sets
     table = read_parquet(file, ["doc_id", "text"])
-    found = dedup.sets_of(table) if dedup is not None else None
-    sets = found if found is not None else _shingled(table, ngram, normalization)
+    sets = _shingled(table, ngram, normalization)
     if entry is not None:
         lists = pa.ListArray.from_arrays(pa.array(sets.offsets), pa.array(sets.values))
         kept = pa.table([table.column("doc_id"), lists], schema=SCHEMA)

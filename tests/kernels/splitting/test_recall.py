@@ -9,12 +9,9 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_platform.base.hashing import DEFAULT_NORMALIZATION, TextNormalization
-from corpus_platform.base.shards import part_path, read_parquet, write_parquet
+from corpus_platform.base.shards import part_path, write_parquet
 from corpus_platform.engine import LocalEngine
-from corpus_platform.kernels.dedup import DedupParams
 from corpus_platform.kernels.dedup.minhash import ShingleSets, shingle_sets
-from corpus_platform.kernels.dedup.signatures import SketchFiles, sketch_table
-from corpus_platform.kernels.splitting.neighbours import save_band_layout
 from corpus_platform.kernels.splitting.recall import (
     RecallSample,
     batch_hits,
@@ -22,7 +19,7 @@ from corpus_platform.kernels.splitting.recall import (
     shard_candidates,
     shard_recall_hits,
 )
-from corpus_platform.kernels.splitting.recall_cache import DedupSets, file_sets, prune
+from corpus_platform.kernels.splitting.recall_cache import file_sets, prune
 
 WORDS = [
     "river",
@@ -266,59 +263,3 @@ def test_the_compiled_batch_lookup_gives_what_numpy_gave() -> None:
         assert batch_hits(none, sample, 0.0) == numpy_batch_hits(none, sample, 0.0) == []
         empty = RecallSample.of(("h0", "h1"), ShingleSets.of_rows([np.empty(0, np.uint64)] * 2))
         assert batch_hits(sets, empty, 0.0) == numpy_batch_hits(sets, empty, 0.0) == []
-
-
-def dedup_entry(folder: Path, rows: pa.Table, params: DedupParams) -> None:
-    """What the dedup stage keeps of shard 0 for the split's checks (a band-cache entry)."""
-    table = rows.append_column("entity", pa.array([f"a-{d}" for d in rows["doc_id"].to_pylist()]))
-    sketch_table(table, 0, params, SketchFiles.of_shard(folder, 0, len(params.band_groups())))
-    save_band_layout(folder / "bands", params, 1)
-
-
-def test_the_dedup_stages_sets_are_taken_for_rows_it_sketched_with_the_same_text(
-    tmp_path: Path,
-) -> None:
-    rng = random.Random(8)
-    rows = pa.table(
-        {"doc_id": [f"t{i}" for i in range(40)], "text": [text(rng) for _ in range(40)]}
-    )
-    params = DedupParams(128, 5, 0.8, 0.6, 0)
-    kept = tmp_path / "band-keys" / "snapshot"
-    dedup_entry(kept, rows, params)
-    assert DedupSets.usable(kept, 5, DEFAULT_NORMALIZATION)
-    assert not DedupSets.usable(kept, 4, DEFAULT_NORMALIZATION)  # other settings
-    assert not DedupSets.usable(kept, 5, TextNormalization(tokens="whitespace"))
-    assert not DedupSets.usable(None, 5, DEFAULT_NORMALIZATION)
-    train = rows.filter(pa.array([i % 3 != 0 for i in range(40)])).take([5, 0, 9, 2, 7])
-    split = tmp_path / "split" / "train"
-    write_parquet(train, part_path(split, 0))
-    fresh_ids, fresh = file_sets(part_path(split, 0), 5, DEFAULT_NORMALIZATION, None)
-
-    ids, taken = file_sets(part_path(split, 0), 5, DEFAULT_NORMALIZATION, None, DedupSets(kept, 0))
-
-    assert ids == fresh_ids
-    assert taken.offsets.tolist() == fresh.offsets.tolist()
-    assert taken.values.tolist() == fresh.values.tolist()
-    # that they were taken, not computed: sets marked in the entry come back as marked
-    sketches = part_path(kept / "sketches", 0)
-    marked = read_parquet(sketches)
-    marked = marked.set_column(
-        3, "shingles", pa.array([[i] for i in range(40)], pa.list_(pa.uint64()))
-    )
-    write_parquet(marked, sketches)
-    _, taken = file_sets(part_path(split, 0), 5, DEFAULT_NORMALIZATION, None, DedupSets(kept, 0))
-    positions = {d: i for i, d in enumerate(rows["doc_id"].to_pylist())}
-    assert taken.values.tolist() == [positions[d] for d in ids]
-    # a row whose text is not the one sketched, or a row it never saw: every set computed
-    for changed in (
-        train.set_column(1, "text", pa.array([*train["text"].to_pylist()[:4], text(rng)])),
-        pa.concat_tables([train, pa.table({"doc_id": ["new"], "text": [text(rng)]})]),
-    ):
-        part_path(split, 0).unlink()
-        write_parquet(changed, part_path(split, 0))
-        ids, taken = file_sets(
-            part_path(split, 0), 5, DEFAULT_NORMALIZATION, None, DedupSets(kept, 0)
-        )
-        expected = shingle_sets(changed["text"].to_pylist(), 5, DEFAULT_NORMALIZATION)
-        assert ids == changed["doc_id"].to_pylist()
-        assert taken.values.tolist() == expected.values.tolist()
