@@ -1,6 +1,7 @@
 """Raw ingest: every format, the column mapping, clear errors, deterministic shards."""
 
 import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from corpus_platform.base.files import identity, known_md5
 from corpus_platform.base.names import batch_key
 from corpus_platform.base.shards import batch_part_path, read_parquet, read_shard
 from corpus_platform.config import parse_config
@@ -93,6 +95,22 @@ def test_all_formats_are_mapped_onto_the_canonical_schema(tmp_path: Path) -> Non
     assert rows["b"]["clicks"] == 4.5 and rows["a"]["label"] == 1.0
     assert rows["a"]["timestamp"].isoformat() == "2024-01-02T03:04:05+00:00"
     assert rows["a"]["content_hash"] == rows["c"]["content_hash"]
+
+
+def test_each_written_file_comes_back_with_the_md5_of_its_bytes(tmp_path: Path) -> None:
+    # what the raw stage hands DVC for its pin: every batch file of the shard, hashed as it is
+    write_all_formats(tmp_path / "raw")
+    summaries = ingest(tmp_path / "raw", tmp_path / "out", config())
+    files = list_input_files(tmp_path / "raw")
+    for summary in summaries:
+        written = [
+            batch_part_path(tmp_path / "out", summary.shard, batch_key(f.name)) for f in files
+        ]
+        assert [md5 for md5, _ in summary.hashed] == [
+            hashlib.md5(path.read_bytes()).hexdigest() for path in written
+        ]
+        assert [hashed for _, hashed in summary.hashed] == [identity(p.stat()) for p in written]
+        assert known_md5(written[0]) == summary.hashed[0][0]  # remembered where it was read
 
 
 def test_shards_are_sorted_and_identical_on_rerun(tmp_path: Path) -> None:
