@@ -11,7 +11,6 @@ import dagster as dg
 from corpus_platform.base.checks import CheckStatus
 from corpus_platform.base.errors import CorpusError
 from corpus_platform.base.names import FILTERED_DOCUMENTS, RAW_DOCUMENTS, STAGES
-from corpus_platform.base.removal import wait_for_removals
 from corpus_platform.console import LOGGER_KEY
 from corpus_platform.definitions import build_definitions
 from corpus_platform.defs.batches import partition_range_tags, raw_file_names, sync_raw_batches
@@ -323,7 +322,6 @@ def run_build(
         run_config={"loggers": {LOGGER_KEY: {"config": logger_config}}},
         tags=batch_tags(project, instance, assets),
     )
-    wait_for_removals()  # the last stages' scratch, deleted beside the work
     report = summarize(result)
     report.log_file = log_file
     report.selected = tuple(s for s in STAGES if not assets or s in assets)

@@ -1,5 +1,6 @@
 """The project resource: where the corpus lives and how it is configured."""
 
+import shutil
 from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
@@ -9,7 +10,6 @@ from typing import Self
 import dagster as dg
 
 from corpus_platform.base import charts
-from corpus_platform.base.removal import remove_aside
 from corpus_platform.config import CorpusConfig, load_config
 from corpus_platform.engine import Engine, engine_for
 from corpus_platform.engine.allocators import use_driver_pool
@@ -111,16 +111,15 @@ class CorpusProject(dg.ConfigurableResource):
 
     @contextmanager
     def scratch(self, name: str) -> Iterator[Path]:
-        """A scratch folder for intermediate files, removed afterwards whatever happens: set
-        aside at once and deleted by a thread while the build goes on
-        (:func:`~corpus_platform.base.removal.remove_aside`)."""
+        """A scratch folder for intermediate files, removed afterwards whatever happens."""
         path = self.root_path / ".scratch" / name
-        remove_aside(path)
+        if path.exists():
+            shutil.rmtree(path)
         path.mkdir(parents=True)
         try:
             yield path
         finally:
-            remove_aside(path)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _without(value: object, ignored: tuple[str, ...]) -> object:

@@ -1,6 +1,7 @@
 """raw_documents: raw files normalized to the canonical schema, sharded by doc_id and kept
 batch by batch (one raw file, one batch; a batch's files are never rewritten)."""
 
+import shutil
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -10,7 +11,6 @@ import dagster as dg
 
 from corpus_platform.base.files import remember
 from corpus_platform.base.names import RAW_DOCUMENTS, batch_key
-from corpus_platform.base.removal import remove_aside
 from corpus_platform.base.shards import MANIFEST, write_json
 from corpus_platform.config import CorpusConfig
 from corpus_platform.defs.batches import (
@@ -74,7 +74,7 @@ def read_new_batches(
         for md5, identity in shard.hashed:
             if identity is not None:  # the file did not change while it was read
                 remember(identity, md5)
-    remove_aside(staging / "_spill", into=corpus.root_path / ".scratch")  # out of the candidate
+    shutil.rmtree(staging / "_spill", ignore_errors=True)
     return dict(zip(plan.new, summaries, strict=True))
 
 
