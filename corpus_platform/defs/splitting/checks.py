@@ -41,7 +41,7 @@ from corpus_platform.kernels.ingest.licences import denied_rows
 from corpus_platform.kernels.splitting import asof
 from corpus_platform.kernels.splitting.crossing import crossing_keys
 from corpus_platform.kernels.splitting.leakage import crossing_pairs_in, split_moves
-from corpus_platform.kernels.splitting.ratios import split_ratio_report
+from corpus_platform.kernels.splitting.ratios import split_ratio_task
 from corpus_platform.kernels.splitting.recall import (
     draw_sample,
     shard_recall_hits,
@@ -249,7 +249,8 @@ def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> Che
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
     In the group modes a failure names the largest component when it is the cause."""
     config = corpus.load()
-    report = split_ratio_report(candidate, config.num_shards, config.split)
+    task = partial(split_ratio_task, root=candidate, num_shards=config.num_shards)
+    report = corpus.engine(config).map_shards(partial(task, split=config.split), [0])[0]
     ratios = config.split.ratios
     metadata: dict[str, object] = {
         "verdict": report.describe(),

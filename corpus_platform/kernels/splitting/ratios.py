@@ -108,6 +108,13 @@ def dropped_rows(root: Path, num_shards: int, split: SplitConfig) -> dict[str, d
     return {reason: dict(sorted(by.items())) for reason, by in sorted(out.items())}
 
 
+def split_ratio_task(_: int, root: Path, num_shards: int, split: SplitConfig) -> RatioReport:
+    """:func:`split_ratio_report` as an engine task: it reads every shard and counts the rows of
+    every component (the largest one named), a count per component that grows with the corpus,
+    so a worker holds it, not the process that runs the build."""
+    return split_ratio_report(root, num_shards, split)
+
+
 def split_ratio_report(root: Path, num_shards: int, split: SplitConfig) -> RatioReport:
     """Shares of rows, or in ``time_group`` mode (where windows drop rows by design) shares of
     components by bucket, against ``split.ratios``."""
