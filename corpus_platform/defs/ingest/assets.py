@@ -36,8 +36,8 @@ from corpus_platform.kernels.ingest.canonical import (
     FileSummary,
     assemble_shard,
     canonical_schema,
+    canonicalize_file,
     ingest_counts,
-    spill_file,
 )
 from corpus_platform.kernels.ingest.readers import list_input_files
 from corpus_platform.store.datasets import candidate_folder
@@ -58,22 +58,27 @@ INGEST_SETTINGS: dict[str, tuple[str, ...]] = {
 def read_new_batches(
     corpus: CorpusProject, config: CorpusConfig, files: list[Path], plan: BatchPlan, staging: Path
 ) -> dict[str, FileSummary]:
-    """Canonicalize the plan's new raw files into their batch files under ``staging``; what
-    reading each one found, by name."""
+    """Canonicalize the plan's new raw files into their batch files under ``staging`` (the files
+    too large to hold in memory spilled, then assembled shard by shard); what reading each one
+    found, by name."""
     root, engine = corpus.raw_dir(config), corpus.engine(config)
     indices = [plan.names.index(name) for name in plan.new]
-    spill = partial(spill_file, files=files, root=root, config=config, staging=staging)
-    summaries = engine.map_shards(spill, indices)
-    assemble = partial(
-        assemble_shard,
-        staging=staging,
-        schema=canonical_schema(config.input.features, config.records_licences),
-        batches=tuple((i, batch_key(plan.names[i])) for i in indices),
+    read = partial(canonicalize_file, files=files, root=root, config=config, staging=staging)
+    summaries = engine.map_shards(read, indices)
+    hashed = [pair for summary in summaries for pair in summary.hashed]
+    spilled = tuple(
+        (i, batch_key(plan.names[i]))
+        for i, summary in zip(indices, summaries, strict=True)
+        if summary.spilled
     )
-    for shard in engine.map_shards(assemble, range(config.num_shards)):
-        for md5, identity in shard.hashed:
-            if identity is not None:  # the file did not change while it was read
-                remember(identity, md5)
+    if spilled:
+        schema = canonical_schema(config.input.features, config.records_licences)
+        assemble = partial(assemble_shard, staging=staging, schema=schema, batches=spilled)
+        for shard in engine.map_shards(assemble, range(config.num_shards)):
+            hashed += shard.hashed
+    for md5, identity in hashed:
+        if identity is not None:  # the file did not change while it was read
+            remember(identity, md5)
     shutil.rmtree(staging / "_spill", ignore_errors=True)
     return dict(zip(plan.new, summaries, strict=True))
 

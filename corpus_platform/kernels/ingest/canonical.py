@@ -1,18 +1,19 @@
 """Raw ingest: map input columns onto the canonical schema and spread rows over logical shards.
 
-Two passes keep memory bounded by a batch and a shard, not the corpus:
-
-1. :func:`spill_file` streams one input file batch by batch, canonicalizes each batch and
-   appends its rows to per-shard spill files.
-2. :func:`assemble_shard` reads one shard's spill files and writes, per input file (a raw
-   batch), that batch's file of the shard, rows ordered by ``doc_id``. Equal inputs give equal
-   shards whatever the order work was done in; a batch's files never change once written.
+:func:`canonicalize_file` streams one input file batch by batch and canonicalizes each batch.
+An input file whose rows fit in half of ``engine.memory_mb`` (the common case: a raw file is a
+few hundred MB) is kept in memory and its file of every shard written at once, rows ordered by
+``doc_id``. A larger one is spilled: its rows go to per-shard spill files, and
+:func:`assemble_shard` later reads one shard's spill files and writes that batch's file of the
+shard, so memory stays bounded by a batch and a shard, not the file. Both ways write the same
+bytes (:func:`_write_batch_file`); equal inputs give equal shards whatever the order work was
+done in; a batch's files never change once written.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ import pyarrow.compute as pc
 from corpus_platform.base.arrays import one_array
 from corpus_platform.base.files import Identity, hashed_md5
 from corpus_platform.base.hashing import content_hashes, shard_of
+from corpus_platform.base.names import batch_key
 from corpus_platform.base.shards import (
     batch_part_path,
     iter_shards,
@@ -226,27 +228,42 @@ def spill_dir(staging: Path, shard: int) -> Path:
     return staging / "_spill" / f"{shard:05d}"
 
 
+Hashed = tuple[tuple[str, Identity | None], ...]  # each written file's MD5 and identity read
+
+
 @dataclass(frozen=True)
 class FileSummary:
-    """What spilling one input file found.
+    """What reading one input file found.
 
     Attributes:
         rows: Rows read.
         replaced_chars: Undecodable bytes replaced with U+FFFD (``input.decode_errors: replace``).
+        licences: Rows per licence, when recorded.
+        spilled: Its rows were spilled: :func:`assemble_shard` writes its files.
+        hashed: The MD5 and identity of each file written while reading it (none when spilled).
     """
 
     rows: int
     replaced_chars: int = 0
-    licences: dict[str, int] = field(default_factory=dict)  # rows per licence, when recorded
+    licences: dict[str, int] = field(default_factory=dict)
+    spilled: bool = field(default=False, compare=False)
+    hashed: Hashed = field(default=(), compare=False)
 
 
-def spill_file(
-    file_index: int, files: list[Path], root: Path, config: CorpusConfig, staging: Path
+def canonicalize_file(
+    file_index: int,
+    files: list[Path],
+    root: Path,
+    config: CorpusConfig,
+    staging: Path,
+    hold_bytes: int | None = None,
 ) -> FileSummary:
-    """Canonicalize one input file and append its rows to per-shard spill files.
+    """Canonicalize one input file into its file of every shard under ``staging``, or, once its
+    rows outgrow ``hold_bytes`` (half of ``engine.memory_mb`` by default), into per-shard spill
+    files for :func:`assemble_shard`.
 
     Returns:
-        The rows read and the characters replaced while decoding.
+        The rows read, the characters replaced while decoding and what was written.
 
     Raises:
         InputError: when the file cannot be decoded or parsed, or a row does not fit the schema.
@@ -256,6 +273,9 @@ def spill_file(
     decoding = Decoding(config.input.encoding, config.input.decode_errors)
     stats = ReadStats()
     total, licences = 0, Counter[str]()
+    held: dict[int, list[tuple[int, pa.Table]]] = {}  # shard -> (batch index, rows)
+    budget = config.engine.memory_mb << 19 if hold_bytes is None else hold_bytes
+    held_bytes, spilled = 0, False
     for batch_index, (_, raw) in enumerate(read_batches(path, decoding, stats)):
         table = canonicalize(raw, config, ctx)
         if LICENSE in table.column_names:
@@ -267,10 +287,44 @@ def spill_file(
         )
         for shard in np.unique(shards):
             part = table.filter(pa.array(shards == shard))
-            name = f"{file_index:05d}-{batch_index:06d}.arrow"
-            write_scratch(part, spill_dir(staging, int(shard)) / name)
+            held.setdefault(int(shard), []).append((batch_index, part))
+            held_bytes += part.nbytes
         total += len(table)
-    return FileSummary(total, stats.replaced_chars, dict(sorted(licences.items())))
+        if spilled or held_bytes > budget:
+            _spill(held, file_index, staging)
+            held, held_bytes, spilled = {}, 0, True
+    summary = FileSummary(total, stats.replaced_chars, dict(sorted(licences.items())))
+    if spilled:
+        return replace(summary, spilled=True)
+    schema = canonical_schema(config.input.features, config.records_licences)
+    key = batch_key(ctx.relative)
+    hashed = tuple(
+        _write_batch_file([part for _, part in held.get(shard, [])], schema, staging, shard, key)
+        for shard in range(config.num_shards)
+    )
+    return replace(summary, hashed=hashed)
+
+
+def _spill(held: dict[int, list[tuple[int, pa.Table]]], file_index: int, staging: Path) -> None:
+    """Write the held rows of one input file to their shards' spill files."""
+    for shard, parts in held.items():
+        for batch_index, part in parts:
+            name = f"{file_index:05d}-{batch_index:06d}.arrow"
+            write_scratch(part, spill_dir(staging, shard) / name)
+
+
+def _write_batch_file(
+    pieces: list[pa.Table], schema: pa.Schema, staging: Path, shard: int, key: str
+) -> tuple[str, Identity | None]:
+    """Write one batch's file of ``shard`` (present even when empty) from its rows in batch
+    order, rows ordered by ``doc_id``; its MD5 and identity, read right after writing it while
+    its pages are in memory (the raw stage's pin hands DVC those instead of DVC reading every
+    byte again in its own, slower loop)."""
+    table = pa.concat_tables(pieces) if pieces else schema.empty_table()
+    table = table.sort_by([("doc_id", "ascending"), ("raw_row", "ascending")])
+    path = batch_part_path(staging, shard, key)
+    write_parquet(table, path)
+    return hashed_md5(path)
 
 
 def ingest_counts(names: list[str], summaries: list[FileSummary]) -> dict[str, object]:
@@ -299,29 +353,23 @@ class ShardSummary:
 
     shard: int
     rows: int
-    hashed: tuple[tuple[str, Identity | None], ...] = ()  # each file's MD5 and identity read
+    hashed: Hashed = ()  # each file's MD5 and identity read
 
 
 def assemble_shard(
     shard: int, staging: Path, schema: pa.Schema, batches: tuple[tuple[int, str], ...]
 ) -> ShardSummary:
-    """Write one shard's file of every new batch (``part-N.parquet/<batch>.parquet``, present
-    even when empty) from its spill files, rows ordered by ``doc_id``. ``batches`` pairs the
-    input file index the spill files are named by with its batch key. Equal inputs give equal
-    files whatever the order work was done in. Each file's MD5 is read right after it is
-    written (:attr:`ShardSummary.hashed`): the raw stage's pin hands DVC those instead of DVC
-    reading every byte again in its own, slower loop."""
+    """Write one shard's file of every spilled batch (``part-N.parquet/<batch>.parquet``,
+    present even when empty) from its spill files, as :func:`canonicalize_file` writes it from
+    memory. ``batches`` pairs the input file index the spill files are named by with its batch
+    key."""
     folder = spill_dir(staging, shard)
     rows, hashed = 0, []
     for file_index, key in batches:
         spilled = sorted(folder.glob(f"{file_index:05d}-*.arrow")) if folder.is_dir() else []
         pieces = [read_scratch(p) for p in spilled]
-        table = pa.concat_tables(pieces) if pieces else schema.empty_table()
-        table = table.sort_by([("doc_id", "ascending"), ("raw_row", "ascending")])
-        path = batch_part_path(staging, shard, key)
-        write_parquet(table, path)
-        hashed.append(hashed_md5(path))  # while its pages are in memory
-        rows += len(table)
+        hashed.append(_write_batch_file(pieces, schema, staging, shard, key))
+        rows += sum(len(p) for p in pieces)
     return ShardSummary(shard=shard, rows=rows, hashed=tuple(hashed))
 
 

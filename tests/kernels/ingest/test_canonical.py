@@ -13,13 +13,15 @@ from corpus_platform.base.files import identity, known_md5
 from corpus_platform.base.names import batch_key
 from corpus_platform.base.shards import batch_part_path, read_parquet, read_shard
 from corpus_platform.config import parse_config
+from corpus_platform.kernels.ingest import readers
 from corpus_platform.kernels.ingest.canonical import (
     assemble_shard,
     canonical_schema,
+    canonicalize_file,
     repeated_ids,
-    spill_file,
 )
 from corpus_platform.kernels.ingest.readers import InputError, list_input_files, read_batches
+from tests.realtext import real_text_records
 
 ROWS = [
     {
@@ -71,14 +73,21 @@ def write_all_formats(root: Path) -> None:
 
 
 def ingest(root: Path, staging: Path, cfg) -> list:
+    """Every input file spilled (held in memory up to 0 bytes), then assembled shard by shard."""
     files = list_input_files(root)
     for index in range(len(files)):
-        spill_file(index, files, root, cfg, staging)
+        assert canonicalize_file(index, files, root, cfg, staging, hold_bytes=0).spilled
     batches = tuple((i, batch_key(f.relative_to(root).as_posix())) for i, f in enumerate(files))
     return [
         assemble_shard(s, staging, canonical_schema(cfg.input.features), batches)
         for s in range(cfg.num_shards)
     ]
+
+
+def ingest_in_memory(root: Path, staging: Path, cfg) -> list:
+    """Every input file held in memory and written at once, as the raw stage does by default."""
+    files = list_input_files(root)
+    return [canonicalize_file(i, files, root, cfg, staging) for i in range(len(files))]
 
 
 def test_all_formats_are_mapped_onto_the_canonical_schema(tmp_path: Path) -> None:
@@ -129,6 +138,65 @@ def test_shards_are_sorted_and_identical_on_rerun(tmp_path: Path) -> None:
             assert ids == sorted(ids)
         files = sorted(p.name for p in (tmp_path / "one" / f"part-{shard:05d}.parquet").iterdir())
         assert files == sorted(f"{batch_key(n)}.parquet" for n in names)
+
+
+def write_real_text_files(root: Path) -> None:
+    """Two jsonl files of real Debian text (copyright files, changelogs, manual pages)."""
+    root.mkdir(parents=True)
+    records = real_text_records(90)
+    for number, part in enumerate((records[:50], records[50:])):
+        lines = (
+            json.dumps(
+                {
+                    **r,
+                    "author": r["package"],
+                    "created_at": "2024-01-01T00:00:00Z",
+                    "clicks": 1,
+                    "label": 0,
+                }
+            )
+            for r in part
+        )
+        (root / f"part-{number}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def batch_files_of(staging: Path) -> dict[str, bytes]:
+    files = (p for p in staging.rglob("*.parquet") if p.is_file())
+    return {p.relative_to(staging).as_posix(): p.read_bytes() for p in files}
+
+
+def test_a_file_held_in_memory_writes_the_bytes_the_spill_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rows held in memory, spilled from the first batch, or spilled once they outgrow the budget
+    # midway: the same batch files, byte for byte, and each MD5 handed over is of those bytes
+    monkeypatch.setattr(readers, "BATCH_ROWS", 7)  # several batches a file
+    root = tmp_path / "raw"
+    write_real_text_files(root)
+    cfg = parse_config({**config().model_dump(), "num_shards": 3})
+    files = list_input_files(root)
+    held = [canonicalize_file(i, files, root, cfg, tmp_path / "held") for i in range(2)]
+    assert not any(s.spilled for s in held) and not (tmp_path / "held" / "_spill").exists()
+    assert [s.rows for s in held] == [50, 40]
+    written = batch_files_of(tmp_path / "held")
+    assert len(written) == 6 and len(set(written.values())) == 6
+    md5s = {md5 for s in held for md5, _ in s.hashed}
+    assert md5s == {hashlib.md5(data).hexdigest() for data in written.values()}
+    ingest(root, tmp_path / "spilled", cfg)
+    half = (root / "part-0.jsonl").stat().st_size // 2  # outgrown after a few batches
+    midway = [
+        canonicalize_file(i, files, root, cfg, tmp_path / "midway", hold_bytes=half)
+        for i in range(2)
+    ]
+    assert all(s.spilled and not s.hashed for s in midway)
+    schema = canonical_schema(cfg.input.features)
+    batches = ((0, batch_key("part-0.jsonl")), (1, batch_key("part-1.jsonl")))
+    for shard in range(3):
+        assemble_shard(shard, tmp_path / "midway", schema, batches)
+    for way in ("spilled", "midway"):
+        assert batch_files_of(tmp_path / way) == written, way
+    ids = {r["doc_id"] for s in range(3) for r in read_shard(tmp_path / "held", s).to_pylist()}
+    assert len(ids) == 90
 
 
 def test_duplicate_ids_are_reported(tmp_path: Path) -> None:

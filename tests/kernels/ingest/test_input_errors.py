@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_platform.config import ConfigError, parse_config
-from corpus_platform.kernels.ingest.canonical import FileSummary, spill_file
+from corpus_platform.kernels.ingest.canonical import FileSummary, canonicalize_file
 from corpus_platform.kernels.ingest.readers import (
     Decoding,
     InputError,
@@ -243,12 +243,12 @@ def test_bad_decoding_config_is_named(fields: dict, expected: str) -> None:
     assert expected in str(caught.value)
 
 
-def test_spill_file_counts_replaced_characters(tmp_path: Path) -> None:
+def test_canonicalize_file_counts_replaced_characters(tmp_path: Path) -> None:
     root = tmp_path / "raw"
     root.mkdir()
     bad_jsonl(root)
     files = list_input_files(root)
-    summary = spill_file(0, files, root, config(decode_errors="replace"), tmp_path / "stage")
+    summary = canonicalize_file(0, files, root, config(decode_errors="replace"), tmp_path / "stage")
     assert summary == FileSummary(rows=3, replaced_chars=2)
 
 
