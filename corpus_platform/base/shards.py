@@ -90,6 +90,35 @@ def write_scratch(table: pa.Table, path: Path) -> None:
         out.write_table(table)
 
 
+def scratch_part_path(folder: Path, shard: int) -> Path:
+    """Path of shard ``shard``'s Arrow IPC scratch file in ``folder`` (:func:`write_scratch`,
+    :func:`write_scratch_batches`)."""
+    return folder / f"part-{shard:05d}.arrow"
+
+
+def write_scratch_batches(tables: Iterable[pa.Table], schema: pa.Schema, path: Path) -> int:
+    """Write tables one after another into one Arrow IPC scratch file, so that a reader can
+    stream it back batch by batch, mapped (:func:`iter_scratch`); return the rows written.
+    No encoding and no statistics: for hashes (shingle sets, signatures) that neither compress
+    nor dictionary-encode, written once and read back on this machine, a Parquet file's list
+    encoding cost more to write and to decode than the bytes it stored."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as out:
+        for table in tables:
+            out.write_table(table)
+            rows += len(table)
+    return rows
+
+
+def iter_scratch(path: Path, columns: list[str]) -> Iterator[pa.Table]:
+    """``columns`` of a scratch file :func:`write_scratch_batches` wrote, record batch by
+    record batch, mapped rather than decoded."""
+    reader = pa.ipc.open_file(pa.memory_map(str(path)))
+    for index in range(reader.num_record_batches):
+        yield pa.Table.from_batches([reader.get_batch(index)]).select(columns)
+
+
 def read_scratch(path: Path) -> pa.Table:
     """A table :func:`write_scratch` wrote, memory-mapped rather than decoded: its buffers are
     the page cache's pages the writer left, never fresh memory."""

@@ -34,13 +34,13 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.hashing import shard_of
 from corpus_platform.base.shards import (
-    HASH_FILE_OPTIONS,
     iter_shards,
     part_path,
     read_parquet,
     read_shard,
-    write_batches,
+    scratch_part_path,
     write_parquet,
+    write_scratch_batches,
 )
 from corpus_platform.kernels.dedup.append_search import (
     LINK_SCHEMA,
@@ -135,8 +135,8 @@ def published_sketches(
         },
         schema=SKETCH_SCHEMA,
     )
-    path = part_path(scratch / "old-sketches", shard)
-    write_batches(iter([sketches]), SKETCH_SCHEMA, path, **HASH_FILE_OPTIONS)
+    path = scratch_part_path(scratch / "old-sketches", shard)
+    write_scratch_batches([sketches], SKETCH_SCHEMA, path)
     return len(rows)
 
 
@@ -144,7 +144,7 @@ def _sketches(scratch: Path, num_shards: int, field: str) -> dict[str, tuple[str
     found: dict[str, tuple[str, np.ndarray]] = {}
     for folder in ("sketches", "old-sketches"):
         for shard in range(num_shards):
-            found.update(read_sketches(part_path(scratch / folder, shard), field))
+            found.update(read_sketches(scratch_part_path(scratch / folder, shard), field))
     return found
 
 

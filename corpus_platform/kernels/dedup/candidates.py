@@ -14,7 +14,8 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.shards import (
     iter_shards,
-    read_shard,
+    read_scratch,
+    scratch_part_path,
     write_parquet,
 )
 from corpus_platform.engine import Engine, LocalEngine
@@ -61,7 +62,7 @@ def doc_ids_at(scratch: Path, rows: set[int]) -> dict[int, str]:
         by_shard[row >> 32].append(row)
     found = {}
     for shard, wanted in sorted(by_shard.items()):
-        ids = read_shard(scratch / "sketches", shard, ["doc_id"]).column("doc_id")
+        ids = read_scratch(scratch_part_path(scratch / "sketches", shard)).column("doc_id")
         found.update({row: ids[row & 0xFFFFFFFF].as_py() for row in wanted})
     return found
 

@@ -31,9 +31,10 @@ import pyarrow.compute as pc
 from corpus_platform.base.generations import generation_path
 from corpus_platform.base.shards import (
     count_rows,
-    iter_batches,
+    iter_scratch,
     part_path,
     read_shard,
+    scratch_part_path,
     write_parquet,
 )
 from corpus_platform.engine import Engine, LocalEngine
@@ -111,7 +112,9 @@ def gather_members(
     keys = keys.filter(pc.is_in(keys.column("doc_id"), ids))
     signed = [
         batch.filter(pc.is_in(batch.column("doc_id"), ids))
-        for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "signature"])
+        for batch in iter_scratch(
+            scratch_part_path(scratch / "sketches", shard), ["doc_id", "signature"]
+        )
     ]
     signatures = pa.concat_tables(
         [pa.table({"doc_id": pa.array([], pa.string()), "signature": pa.array([], pa.binary())})]

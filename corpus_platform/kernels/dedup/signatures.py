@@ -16,8 +16,9 @@ from corpus_platform.base.shards import (
     HASH_FILE_OPTIONS,
     part_path,
     read_shard,
-    write_batches,
+    scratch_part_path,
     write_parquet,
+    write_scratch_batches,
 )
 from corpus_platform.kernels.dedup import minhash
 from corpus_platform.kernels.dedup.minhash import ShingleSets
@@ -145,18 +146,8 @@ class SketchFiles:
         return cls(
             part_path(scratch / "keys", shard),
             part_path(scratch / "positions", shard),
-            part_path(scratch / "sketches", shard),
+            scratch_part_path(scratch / "sketches", shard),
             tuple(part_path(scratch / "bands" / f"group-{g}", shard) for g in range(groups)),
-        )
-
-    @classmethod
-    def in_folder(cls, folder: Path, groups: int) -> SketchFiles:
-        """The files of one table's sketch kept in a folder of its own."""
-        return cls(
-            folder / "keys.parquet",
-            folder / "positions.parquet",
-            folder / "sketches.parquet",
-            tuple(folder / f"bands-{g}.parquet" for g in range(groups)),
         )
 
 
@@ -179,7 +170,7 @@ def sketch_table(table: pa.Table, number: int, params: DedupParams, out: SketchF
     band_rows: list[list[pa.Table]] = [[] for _ in params.band_groups()]
     with_text = normalized.filter(normalized.is_valid())
     sketches = _sketch_batches(table, with_text, number, params, band_rows)
-    signed = write_batches(sketches, SKETCH_SCHEMA, out.sketches, **HASH_FILE_OPTIONS)
+    signed = write_scratch_batches(sketches, SKETCH_SCHEMA, out.sketches)
     for path, tables in zip(out.bands, band_rows, strict=True):
         band_table = pa.concat_tables(tables) if tables else BAND_SCHEMA.empty_table()
         write_parquet(band_table, path, **HASH_FILE_OPTIONS)

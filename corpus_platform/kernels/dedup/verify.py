@@ -15,12 +15,12 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.arrays import list_parts
 from corpus_platform.base.shards import (
-    HASH_FILE_OPTIONS,
-    iter_batches,
+    iter_scratch,
     part_path,
     read_parquet,
-    write_batches,
+    scratch_part_path,
     write_parquet,
+    write_scratch_batches,
 )
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.engine.graph import gathered, scatter_to
@@ -53,7 +53,7 @@ def read_sketches(path: Path, field: str) -> dict[str, tuple[str, np.ndarray]]:
     """(entity, ``field``) of every row of a sketch file, streamed batch by batch; ``field`` is
     ``"shingles"`` (sorted shingle hashes) or ``"signature"`` (MinHash)."""
     found = {}
-    for batch in iter_batches(path, ["doc_id", "entity", field]):
+    for batch in iter_scratch(path, ["doc_id", "entity", field]):
         if not batch.num_rows:
             continue
         ids, entities = (batch.column(c).to_pylist() for c in ("doc_id", "entity"))
@@ -92,13 +92,13 @@ def extract_candidate_sketches(shard: int, scratch: Path, params: DedupParams) -
 
     def kept() -> Iterator[pa.Table]:
         nonlocal held
-        for batch in iter_batches(part_path(scratch / "sketches", shard), schema.names):
+        for batch in iter_scratch(scratch_part_path(scratch / "sketches", shard), schema.names):
             batch = batch.filter(pc.is_in(batch.column("doc_id"), keep)).select(schema.names)
             held += len(batch) * SKETCH_ROW_BYTES + _value_bytes(batch.column(field))
             yield batch
 
-    path = part_path(scratch / "candidate-sketches", shard)
-    write_batches(kept(), schema, path, **HASH_FILE_OPTIONS)
+    path = scratch_part_path(scratch / "candidate-sketches", shard)
+    write_scratch_batches(kept(), schema, path)
     return held
 
 
@@ -172,7 +172,7 @@ def score_block(
     measure = sorted_jaccard if params.verify else estimated_jaccard
     rows: dict[str, tuple[str, np.ndarray]] = {}
     for shard in (s for s, r in enumerate(ranges) if r in (low, high)):
-        rows.update(read_sketches(part_path(scratch / "candidate-sketches", shard), field))
+        rows.update(read_sketches(scratch_part_path(scratch / "candidate-sketches", shard), field))
     firsts, seconds = pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist()
     entity_a, entity_b, similarity = [], [], []
     for a, b in zip(firsts, seconds, strict=True):

@@ -14,7 +14,13 @@ import pyarrow.compute as pc
 
 from corpus_platform.base.arrays import list_parts
 from corpus_platform.base.names import SPLITS
-from corpus_platform.base.shards import iter_batches, iter_shards, part_path, read_parquet
+from corpus_platform.base.shards import (
+    iter_scratch,
+    iter_shards,
+    part_path,
+    read_parquet,
+    scratch_part_path,
+)
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.engine.graph import partition_of
 from corpus_platform.kernels.dedup import DedupParams, signature_shard
@@ -232,7 +238,8 @@ def _sketch_rows(
     wanted = set(positions.tolist())
     out: dict[int, tuple[str, np.ndarray]] = {}
     offset = 0
-    for batch in iter_batches(part_path(scratch / "sketches", shard), ["doc_id", "shingles"]):
+    sketches = scratch_part_path(scratch / "sketches", shard)
+    for batch in iter_scratch(sketches, ["doc_id", "shingles"]):
         hit = [p - offset for p in range(offset, offset + batch.num_rows) if p in wanted]
         if hit:
             ids = batch.column("doc_id").to_pylist()

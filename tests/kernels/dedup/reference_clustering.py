@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.shards import iter_shards, read_parquet
+from corpus_platform.base.shards import iter_shards, read_parquet, read_scratch, scratch_part_path
 from corpus_platform.engine import Engine
 from corpus_platform.engine.graph import MIN_PARTITIONS, connected_components, write_edge_arrays
 from corpus_platform.kernels.dedup.candidates import (
@@ -156,7 +156,8 @@ def choose_representatives(
 def _signatures(scratch: Path, num_shards: int, wanted: set[str]) -> dict[str, np.ndarray]:
     """The MinHash signature of each of ``wanted`` that has one (rows without text have none)."""
     found = {}
-    for _, table in iter_shards(scratch / "sketches", num_shards, ["doc_id", "signature"]):
+    for shard in range(num_shards):
+        table = read_scratch(scratch_part_path(scratch / "sketches", shard))
         ids, values = table.column("doc_id").to_pylist(), table.column("signature").to_pylist()
         for doc_id, signature in zip(ids, values, strict=True):
             if doc_id in wanted and signature is not None:

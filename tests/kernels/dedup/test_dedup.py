@@ -9,7 +9,14 @@ import pyarrow as pa
 import pytest
 
 from corpus_platform.base.hashing import TextNormalization, content_hash, shard_of
-from corpus_platform.base.shards import part_path, read_shard, write_parquet, write_sharded
+from corpus_platform.base.shards import (
+    part_path,
+    read_scratch,
+    read_shard,
+    scratch_part_path,
+    write_parquet,
+    write_sharded,
+)
 from corpus_platform.engine import LocalEngine
 from corpus_platform.kernels import dedup
 from corpus_platform.kernels.dedup import (
@@ -271,7 +278,9 @@ def test_sketching_in_small_batches_changes_nothing(
     monkeypatch.setattr(signatures_module, "BATCH_ROWS", 2)
     batched = run(tmp_path / "batched", shards=2)
     assert batched.scored == whole.scored and batched.cluster_of == whole.cluster_of
-    assert len(read_shard(tmp_path / "batched" / "scratch" / "sketches", 0)) > 2
+    sketches = scratch_part_path(tmp_path / "batched" / "scratch" / "sketches", 0)
+    assert len(read_scratch(sketches)) > 2
+    assert pa.ipc.open_file(pa.memory_map(str(sketches))).num_record_batches > 1
 
 
 def test_verification_scores_the_same_for_any_workers_and_ranges(tmp_path: Path) -> None:
