@@ -85,9 +85,7 @@ def write_parquet(table: pa.Table, path: Path, **options: object) -> None:
 def write_scratch(table: pa.Table, path: Path) -> None:
     """Write a scratch table (written once, read back once on this machine by the next step) as
     an Arrow IPC file: no encoding, no statistics; :func:`read_scratch` maps it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-        out.write_table(table)
+    write_scratch_batches([table], table.schema, path)
 
 
 def scratch_part_path(folder: Path, shard: int) -> Path:

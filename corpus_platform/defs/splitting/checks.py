@@ -249,8 +249,10 @@ def split_ratios_within_tolerance(corpus: CorpusProject, candidate: Path) -> Che
     ``time_group`` mode (where windows drop rows by design) shares of components by bucket.
     In the group modes a failure names the largest component when it is the cause."""
     config = corpus.load()
-    task = partial(split_ratio_task, root=candidate, num_shards=config.num_shards)
-    report = corpus.engine(config).map_shards(partial(task, split=config.split), [0])[0]
+    task = partial(
+        split_ratio_task, root=candidate, num_shards=config.num_shards, split=config.split
+    )
+    report = corpus.engine(config).map_shards(task, [0])[0]
     ratios = config.split.ratios
     metadata: dict[str, object] = {
         "verdict": report.describe(),
