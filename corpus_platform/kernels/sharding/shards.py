@@ -113,8 +113,8 @@ def tar_file_bytes(members: int) -> int:
 def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> np.ndarray:
     """The tokens of every text in the mix's unit: ``counter``'s (a tokenizer's token ids) for
     ``mix.unit: tokens``, else whitespace words (``len(text.split())``, 0 for null), counted
-    one text at a time in Python by :class:`~corpus_platform.kernels.mixing.tokens.
-    TokenCounter` (the shard audit's recount with a tokenizer)."""
+    on Python strings by :class:`~corpus_platform.kernels.mixing.tokens.TokenCounter` (the
+    shard audit's recount: :func:`~corpus_platform.kernels.mixing.tokens.split_counts`)."""
     return np.asarray((counter or TokenCounter()).count(texts), np.int64)
 
 

@@ -19,7 +19,12 @@ from corpus_platform.kernels.mixing.mix import (
     source_units,
 )
 from corpus_platform.kernels.mixing.plan import MixError, plan_mix, temperature_shares
-from corpus_platform.kernels.mixing.tokens import TokenCounter, TokenizerError, load_counter
+from corpus_platform.kernels.mixing.tokens import (
+    TokenCounter,
+    TokenizerError,
+    load_counter,
+    split_counts,
+)
 from tests.realtext import real_texts
 
 SENTENCES = [
@@ -108,6 +113,23 @@ def test_whitespace_counter_counts_words() -> None:
     counter = TokenCounter()
     assert counter.name == "whitespace"
     assert counter.count(["a  b\nc\td", "", None, "  one  "]) == [4, 0, 0, 1]
+
+
+def test_the_checks_count_is_len_of_str_split_at_every_code_point_and_on_real_text() -> None:
+    """``count`` (the mix check's recount, :func:`split_counts`) is ``len(text.split())``: every
+    code point between words, doubled, leading and trailing; lone surrogates; Debian's text
+    (copyright files, changelogs, man pages); ASCII and other texts interleaved in batches of
+    several passes (:data:`SPLIT_BATCH`)."""
+    points = [c for c in range(0x110000) if c < 0x3100 or c % 97 == 0]  # every space < 0x3100
+    texts: list[str | None] = [f"a{chr(c)}b{chr(c)}{chr(c)}c{chr(c)}" for c in points]
+    texts += [f"{chr(c)}x" for c in points[::5]] + [None, "", " ", "\x1c\x1d", "\ud800 y"]
+    texts += [t for pair in zip(real_texts(150), ["one two"] * 150, strict=True) for t in pair]
+    expected = [len(t.split()) if t else 0 for t in texts]
+    assert len(texts) > 10 * tokens_module.SPLIT_BATCH
+    assert split_counts(texts).tolist() == expected
+    assert TokenCounter().count(texts) == expected
+    assert tokens_module.ASCII_SPACE_RUNS == ((9, 13), (28, 32))
+    assert split_counts([]).tolist() == [] and split_counts([None, ""]).tolist() == [0, 0]
 
 
 def test_a_column_is_counted_as_its_texts_one_by_one(tmp_path: Path) -> None:
