@@ -64,6 +64,7 @@ from pathlib import Path
 
 import dagster as dg
 import numpy as np
+import this_checkout  # noqa: F401  (first: this checkout's corpus_platform)
 import yaml
 from dedup_benchmark import scores
 from run_benchmarks import TRAINING_SHARD_BYTES, machine, shards_for, write_eval_set

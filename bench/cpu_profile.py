@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import this_checkout  # noqa: F401  (first: this checkout's corpus_platform)
 from run_benchmarks import machine, write_project, write_section
 
 from corpus_platform import kernel_cache

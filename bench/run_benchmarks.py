@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
+import this_checkout  # noqa: F401  (first: this checkout's corpus_platform)
 import yaml
 from webcorpus import CorpusFiles, WebCorpus, words_of, write_corpus
 
