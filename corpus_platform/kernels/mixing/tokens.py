@@ -31,12 +31,21 @@ from corpus_platform.base.words import word_counts
 WHITESPACE = "whitespace"
 BATCH = 1024  # texts encoded per call of the tokenizer
 SPLIT_BATCH = 64  # texts joined per pass of split_counts: their code points stay in cache
-# The ASCII code points str.isspace() calls whitespace, as runs (first, last): (9, 13), (28, 32).
-ASCII_SPACE_RUNS = tuple(
-    (c, c + next(n for n in range(128 - c) if not chr(c + n + 1).isspace()))
-    for c in range(128)
-    if chr(c).isspace() and (c == 0 or not chr(c - 1).isspace())
-)
+
+
+def _runs(points: list[int]) -> tuple[tuple[int, int], ...]:
+    """Sorted ``points`` as runs of consecutive values, (first, last) each."""
+    runs: list[list[int]] = []
+    for point in points:
+        if runs and runs[-1][1] == point - 1:
+            runs[-1][1] = point
+        else:
+            runs.append([point, point])
+    return tuple((first, last) for first, last in runs)
+
+
+# The ASCII code points str.isspace() calls whitespace, as runs: (9, 13), (28, 32).
+ASCII_SPACE_RUNS = _runs([c for c in range(128) if chr(c).isspace()])
 
 
 @lru_cache(maxsize=1)

@@ -114,7 +114,7 @@ def count_tokens(texts: Sequence[str | None], counter: TokenCounter | None) -> n
     """The tokens of every text in the mix's unit: ``counter``'s (a tokenizer's token ids) for
     ``mix.unit: tokens``, else whitespace words (``len(text.split())``, 0 for null), counted
     on Python strings by :class:`~corpus_platform.kernels.mixing.tokens.TokenCounter` (the
-    shard audit's recount: :func:`~corpus_platform.kernels.mixing.tokens.split_counts`)."""
+    shard audit's recount with a tokenizer; its whitespace recount is its own compiled walk)."""
     return np.asarray((counter or TokenCounter()).count(texts), np.int64)
 
 
