@@ -24,9 +24,11 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,23 @@ def _child(request: dict) -> int:
     return code
 
 
+@contextmanager
+def _linking(module: Any, name: str) -> Iterator[None]:
+    """While inside, ``module.name`` (a DVC transfer function) is called with ``hardlink=True``:
+    each new object a reflink clone where the filesystem clones, else a hard link, else a copy
+    (DVC's own order for a link; a target on another filesystem or in S3 is copied)."""
+    transfer = getattr(module, name)
+
+    def linking(*positional: object, **named: object) -> object:
+        return transfer(*positional, **{**named, "hardlink": True})
+
+    setattr(module, name, linking)
+    try:
+        yield
+    finally:
+        setattr(module, name, transfer)
+
+
 # Not a DVC command: `dvc add --no-relink ARGS` whose transfer into the cache clones or hard-links
 # each new object to its workspace file (reflink, hardlink, then copy: the first that works).
 LINKED_ADD = "add-linked-in-place"
@@ -166,16 +185,27 @@ def linked_add(args: list[str]) -> int:
     import dvc.output
     from dvc.cli import main
 
-    transfer = dvc.output.otransfer
-
-    def linking(*positional: object, **named: object) -> object:
-        return transfer(*positional, **{**named, "hardlink": True})
-
-    dvc.output.otransfer = linking
-    try:
+    with _linking(dvc.output, "otransfer"):
         return main(["add", "--no-relink", *args])
-    finally:
-        dvc.output.otransfer = transfer
+
+
+# Not a DVC command: `dvc push ARGS` whose transfer to a folder remote clones or hard-links each
+# new remote object to its cache object (reflink, hardlink, then copy: the first that works).
+LINKED_PUSH = "push-linked"
+
+
+def linked_push(args: list[str]) -> int:
+    """`dvc push` with each new object of a folder remote linked to its cache object (a reflink
+    clone where the filesystem clones, else a hard link; a copy across filesystems), as ``git
+    clone --local`` links its objects: DVC's objects are named by their MD5 and read-only, so
+    the remote's copy would hold the same bytes twice on one disk. DVC's own push clones or
+    copies (``dvc_data.index.push.transfer`` without ``hardlink``). For projects whose
+    ``cache.type`` lists hardlink (:func:`corpus_platform.store.remotes.DvcSettings.push_links`)."""
+    import dvc_data.index.push
+    from dvc.cli import main
+
+    with _linking(dvc_data.index.push, "transfer"):
+        return main(["push", *args])
 
 
 # Not a DVC command: `SEED_HASHES JSON` records each {absolute path: MD5} of JSON in DVC's state
@@ -211,12 +241,13 @@ def seed_hashes(known: str) -> int:
 
 def run_commands(commands: list[list[str]]) -> int:
     """DVC's command line once per entry of ``commands``, in this process (:data:`LINKED_ADD`
-    as :func:`linked_add`, :data:`SEED_HASHES` as :func:`seed_hashes`); the first failing
-    command's exit code, its words on stderr."""
+    as :func:`linked_add`, :data:`LINKED_PUSH` as :func:`linked_push`, :data:`SEED_HASHES` as
+    :func:`seed_hashes`); the first failing command's exit code, its words on stderr."""
     from dvc.cli import main
 
     special: dict[str, Callable[[list[str]], int]] = {
         LINKED_ADD: linked_add,
+        LINKED_PUSH: linked_push,
         SEED_HASHES: lambda args: seed_hashes(args[0]),
     }
     for args in commands:
@@ -245,7 +276,8 @@ def serve() -> None:
     import dvc.repo.fetch
     import dvc.repo.push
     import dvc.scm  # noqa: F401
-    import dvc_data.hashfile.hash_info  # noqa: F401
+    import dvc_data.hashfile.hash_info
+    import dvc_data.index.push  # noqa: F401
     import networkx  # noqa: F401 (imported once, here, for every child)
 
     answers = sys.stdout

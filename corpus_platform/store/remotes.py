@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +75,13 @@ def wanted_remote(root: Path, snapshots: SnapshotsConfig) -> tuple[RemoteSpec, b
     return RemoteSpec(url, snapshots.endpoint_url), True
 
 
+def cache_types(config: Mapping[str, Any]) -> list[str]:
+    """The project's ``cache.type`` list, in its order (empty when unset)."""
+    types = config["cache"].get("type") or []
+    listed = types.split(",") if isinstance(types, str) else list(types)
+    return [t.strip() for t in listed if t.strip()]
+
+
 @dataclass(frozen=True)
 class DvcSettings:
     """What the DVC config of a project says about its cache and default remote."""
@@ -97,6 +104,15 @@ class DvcSettings:
                 "(or `dvc remote add -d NAME URL`)"
             )
         return self.remote
+
+    def push_links(self) -> bool:
+        """Whether a push links the remote's new objects to their cache objects
+        (:func:`~corpus_platform.store.dvc_process.linked_push`): the default remote is a folder
+        and ``cache.type`` lists hardlink, so the project already keeps read-only objects that
+        share their inode with a stage's files. DVC's objects never change once written; a
+        remote on another filesystem gets copies all the same, and S3 always does."""
+        folder = self.remote is not None and not is_s3(self.remote.url)
+        return folder and "hardlink" in cache_types(self.config)
 
     def require_credentials(self) -> None:
         """Fail before any request when an S3 remote has no credentials in the environment.

@@ -21,11 +21,12 @@ import yaml
 from corpus_platform.base.files import digest_files, file_md5, known_md5, known_md5s
 from corpus_platform.base.snapshot_remote import SnapshotsConfig, is_s3
 from corpus_platform.store.datasets import remove_path
-from corpus_platform.store.dvc_process import LINKED_ADD, SEED_HASHES, run_dvc
+from corpus_platform.store.dvc_process import LINKED_ADD, LINKED_PUSH, SEED_HASHES, run_dvc
 from corpus_platform.store.remotes import (
     RemoteObjects,
     RemoteSpec,
     SnapshotError,
+    cache_types,
     dvc_settings,
     explain,
     object_path,
@@ -69,13 +70,6 @@ def link_types(root: Path) -> str:
     """The ``cache.type`` a new DVC project at ``root`` gets: reflink first where its
     filesystem clones files, else hard links first (see :data:`HARDLINK_FIRST`)."""
     return LINK_TYPES if reflink_works(root) else HARDLINK_FIRST
-
-
-def cache_types(config: Mapping[str, Any]) -> list[str]:
-    """The project's ``cache.type`` list, in its order (empty when unset)."""
-    types = config["cache"].get("type") or []
-    listed = types.split(",") if isinstance(types, str) else list(types)
-    return [t.strip() for t in listed if t.strip()]
 
 
 def adds_by_hardlink(config: Mapping[str, Any]) -> bool:
@@ -214,7 +208,8 @@ def pin(
     adding = len(commands)
     if push:
         settings.require_credentials()
-        commands.append(["push", f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
+        push = LINKED_PUSH if settings.push_links() else "push"
+        commands.append([push, f"{relative}.dvc"])  # not -q: DVC's errors would be silenced
     if link and not adds_by_hardlink(settings.config):
         commands.append(["checkout", "--relink", "-q", f"{relative}.dvc"])
     if added is not None:  # the add in a run of its own, so that the caller sees it end

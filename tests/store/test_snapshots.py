@@ -13,7 +13,7 @@ from corpus_platform.store.dvc_process import seed_hashes
 from corpus_platform.store.pointers import move_pointer
 from corpus_platform.store.provenance import ProvenanceError, environment_digest, require_provenance
 from corpus_platform.store.registry import list_snapshots, record_snapshot
-from corpus_platform.store.remotes import dvc_settings, object_path
+from corpus_platform.store.remotes import DvcSettings, RemoteSpec, dvc_settings, object_path
 from corpus_platform.store.snapshots import (
     HARDLINK_FIRST,
     LINK_TYPES,
@@ -72,8 +72,11 @@ def test_new_projects_link_stages_into_the_cache_and_leave_raw_files_alone(tmp_p
         assert path.stat().st_ino in cached or path.stat().st_nlink == 1  # hard link or clone
     raw_after = [(p.stat().st_ino, p.stat().st_mode, p.stat().st_nlink) for p in raw.iterdir()]
     assert raw_after == raw_before  # raw inputs: copied into the cache, never relinked
-    if not reflink_works(root):  # ext4 and the like: hard links, made by `dvc add` itself
-        assert all(p.stat().st_nlink == 2 for p in stage.iterdir())
+    if not reflink_works(root):  # ext4 and the like: hard links, made by `dvc add` itself; the
+        # folder remote's object is a third name of the inode, the raw file's copy a second
+        assert all(p.stat().st_nlink == 3 for p in stage.iterdir())
+        raw_objects = [object_path(cache, file_md5(p)) for p in raw.iterdir()]
+        assert all(o.stat().st_nlink == 2 for o in raw_objects)
 
 
 def test_pin_outside_a_dvc_project_fails_loudly(tmp_path: Path) -> None:
@@ -196,7 +199,30 @@ def test_pinning_in_place_links_each_file_into_the_cache_where_hard_links_are_al
     hard_linked = "hardlink" in cache_type and not reflink_works(root)
     assert linked == [hard_linked] * 2
     assert [c.read_bytes() for c in cached] == [p.read_bytes() for p in files]
-    assert all(object_path(remote, file_md5(p)).is_file() for p in files)
+    pushed = [object_path(remote, file_md5(p)) for p in files]
+    assert [r.read_bytes() for r in pushed] == [p.read_bytes() for p in files]
+    # the folder remote's objects: the cache objects' inodes where hard links are allowed
+    shared = [r.stat().st_ino == c.stat().st_ino for r, c in zip(pushed, cached, strict=True)]
+    assert shared == [hard_linked] * 2
+    assert not any(r.stat().st_mode & 0o222 for r in pushed)  # read-only, as DVC leaves them
+
+
+def test_only_a_folder_remote_of_a_project_that_allows_hard_links_gets_linked_objects(
+    tmp_path: Path,
+) -> None:
+    folder, bucket = RemoteSpec(str(tmp_path / "remote")), RemoteSpec("s3://bucket/corpus")
+    for remote, types, linked in [
+        (folder, "hardlink,copy", True),
+        (folder, ["reflink", "hardlink", "copy"], True),
+        (folder, "reflink,copy", False),
+        (folder, "copy", False),
+        (folder, None, False),
+        (bucket, "hardlink,copy", False),
+        (None, "hardlink,copy", False),
+    ]:
+        config = {"cache": {"type": types} if types else {}}
+        settings = DvcSettings(tmp_path, tmp_path / "cache", remote, config, {})
+        assert settings.push_links() is linked, (remote, types)
 
 
 def test_a_pin_takes_the_md5s_this_process_made_of_the_files_instead_of_reading_them(
