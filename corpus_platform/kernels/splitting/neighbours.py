@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_platform.base.hashing import stable_hex
+from corpus_platform.base.hashing import stable_hexes
 from corpus_platform.base.shards import (
+    HASH_FILE_OPTIONS,
     SCRATCH_OPTIONS,
     part_path,
     read_json,
@@ -110,20 +111,21 @@ def remap_shard(
     for side, folders in ((0, ("train",)), (1, held_out)):
         virtual = side * num_shards + shard
         rows = _text_rows(split_root, folders, shard)
-        ids, texts = rows.column("doc_id").to_pylist(), rows.column("text").to_pylist()
+        ids, hashes = rows.column("doc_id").to_pylist(), stable_hexes(rows.column("text"))
         write_parquet(
             pa.table({"doc_id": pa.array(ids, pa.string())}), part_path(scratch / "ids", virtual)
         )
         held_rows += len(ids) if side else 0
         unknown = []
-        for position, (doc_id, text) in enumerate(zip(ids, texts, strict=True)):
+        for position, (doc_id, text_hash) in enumerate(zip(ids, hashes, strict=True)):
             old = known_at.get(doc_id)
-            if old is not None and known_hash[old] == stable_hex(text):
+            if old is not None and known_hash[old] == text_hash:
                 side_of[old], new_of[old] = virtual, position
             else:
                 unknown.append(position)
         if unknown:
-            spaced = [params.normalization.spaced(texts[i]) for i in unknown]
+            texts = rows.column("text").take(pa.array(unknown, pa.int64())).to_pylist()
+            spaced = [params.normalization.spaced(text) for text in texts]
             keys = minhash.band_keys(sketch(spaced, params)[1], *params.bands)
             fresh.append((virtual, np.array(unknown, dtype=np.uint64), keys))
             sketched += len(unknown)
@@ -149,7 +151,7 @@ def remap_shard(
                 if v == virtual
             ]
             path = part_path(scratch / "bands" / f"group-{number}", virtual)
-            write_parquet(pa.concat_tables(parts), path)
+            write_parquet(pa.concat_tables(parts), path, **HASH_FILE_OPTIONS)
     return held_rows, sketched
 
 
