@@ -54,7 +54,8 @@ from corpus_platform.base.names import SHARDS_MANIFEST
 from corpus_platform.base.shards import PARQUET_OPTIONS, part_path, write_json
 from corpus_platform.engine import LocalEngine, shutdown_pools
 from corpus_platform.kernels.mixing.mix import times_drawn
-from corpus_platform.kernels.sharding.shards import build_shards, metadata_json
+from corpus_platform.kernels.sharding.metadata import metadata_json
+from corpus_platform.kernels.sharding.shards import build_shards
 
 REPO = Path(__file__).resolve().parents[1]
 NUM_SHARDS, SEED, BLOCK = 8, 20261122, 8192  # mix shards, shuffle seed, shuffle buffer

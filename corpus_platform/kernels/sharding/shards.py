@@ -35,7 +35,6 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from datetime import date, datetime
 from functools import partial
 from itertools import pairwise
 from pathlib import Path
@@ -66,6 +65,7 @@ from corpus_platform.kernels.sharding.manifest import (
     manifest,
     remember_hashed,
 )
+from corpus_platform.kernels.sharding.metadata import metadata_jsons
 from corpus_platform.kernels.sharding.ustar import write_sample_tar
 
 BLOCK = 512  # tar header and payload granularity
@@ -125,26 +125,6 @@ def sample_tokens(texts: pa.Array, counter: TokenCounter | None) -> np.ndarray:
     return (counter or TokenCounter()).count_column(texts)
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
-
-
-def metadata_json(row: dict[str, Any]) -> bytes:
-    """Canonical JSON of a sample's metadata (sorted keys, no spaces, NaN as null)."""
-    clean = {k: _jsonable(v) for k, v in row.items()}
-    return json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def explode_shard(
     shard: int,
     folder: Path,
@@ -178,7 +158,7 @@ def explode_shard(
     keys = [sample_key(d, int(n)) for d, n in zip(doc_ids, draws, strict=True)]
     samples = samples.add_column(0, "draw", pa.array(draws, pa.int32()))
     samples = samples.add_column(0, "key", pa.array(keys, pa.string()))
-    encoded = [metadata_json(row) for row in samples.to_pylist()]
+    encoded = metadata_jsons(samples)
     if has_text:  # in its place among the columns, for write_shard's Parquet file
         where = table.schema.get_field_index(TEXT) + 2  # after key and draw
         samples = samples.add_column(where, pa.field(TEXT, pa.null()), pa.nulls(len(rows)))
