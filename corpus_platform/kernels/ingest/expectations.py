@@ -3,9 +3,12 @@
 This is the only module that imports Great Expectations, and only when a suite is built or a
 local engine's fork server preloads it (the import takes about three seconds, so the Dagster
 process, which only hands shards to the engine's workers, never pays it). Each shard is
-validated as a pandas frame against an ephemeral context (its text column as the texts'
-lengths: no expectation reads a text); failures name the expectation, the column and example
-rows. Ids need only per-shard uniqueness: a row's shard is a function of its id.
+validated as a pandas frame against an ephemeral context; failures name the expectation, the
+column and example rows. Ids need only per-shard uniqueness: a row's shard is a function of its
+id. The suite asks of the text column only that it exists (ingest's decoding and
+canonicalization judge the text itself), so the texts are not read: the frame's ``text`` column
+marks that the shard's files hold one (:func:`read_for_suite`), and decompressing a shard's text
+took half of its validation (0.10 of 0.21 s for 12,500 benchmark documents).
 """
 
 from __future__ import annotations
@@ -16,10 +19,15 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from corpus_platform.base.shards import batch_part_path, read_parquet, read_shard
+from corpus_platform.base.shards import (
+    batch_part_path,
+    part_path,
+    shard_files,
+)
 
 if TYPE_CHECKING:
     import great_expectations as gx
@@ -155,21 +163,32 @@ def validate_shard(
     number of expectations and the shard's failures described, each prefixed with the shard."""
     suite = _suite(features, tuple(sorted((k, tuple(v)) for k, v in ranges.items())))
     if batches is None:
-        table = read_shard(folder, shard)
+        table = read_for_suite([part_path(folder, shard)])
     else:
-        tables = [read_parquet(batch_part_path(folder, shard, b)) for b in batches]
-        table = pa.concat_tables(tables) if tables else read_shard(folder, shard).slice(0, 0)
-    failures = validate(text_as_lengths(table), suite)
+        files = [batch_part_path(folder, shard, b) for b in batches]
+        table = read_for_suite(files or [part_path(folder, shard)], rows=bool(files))
+    failures = validate(table, suite)
     return len(suite.expectations), [f"shard {shard}: {f.describe()}" for f in failures]
 
 
-def text_as_lengths(table: pa.Table) -> pa.Table:
-    """``table`` with its ``text`` column (when it has one) holding each text's length in
-    UTF-8 bytes instead of the text: the suite asks only that the column exists (ingest's
-    decoding and canonicalization judge the text itself), so a shard's text is not copied into
-    the pandas frame as Python strings."""
-    if "text" not in table.column_names:
+TEXT = "text"
+
+
+def read_for_suite(paths: list[Path], rows: bool = True) -> pa.Table:
+    """The rows of ``paths`` (files, or shard folders) concatenated as the suite validates
+    them: every column but the text, which :func:`build_suite` only asks to exist, in the
+    files' column order; where the files hold a text column, ``text`` is 1 in every row (a
+    marker of the column, not its values). ``rows`` False: none of the rows (the schema only)."""
+    held = {file: pq.read_schema(file).names for path in paths for file in shard_files(path)}
+    names = list(dict.fromkeys(name for file_names in held.values() for name in file_names))
+    tables = [
+        pq.read_table(file, columns=[n for n in file_names if n != TEXT])
+        for file, file_names in held.items()
+    ]
+    table = pa.concat_tables(tables, promote_options="default")
+    if not rows:
+        table = table.slice(0, 0)
+    if TEXT not in names:
         return table
-    index = table.column_names.index("text")
-    lengths = pc.binary_length(table.column("text"))
-    return table.set_column(index, pa.field("text", lengths.type), lengths)
+    marker = pa.array(np.ones(len(table), dtype=np.int8))
+    return table.add_column(names.index(TEXT), TEXT, marker)
