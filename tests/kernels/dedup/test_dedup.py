@@ -27,8 +27,15 @@ from corpus_platform.kernels.dedup import (
     write_dedup_shard,
 )
 from corpus_platform.kernels.dedup import signatures as signatures_module
+from corpus_platform.kernels.dedup.candidates import candidate_ids
 from corpus_platform.kernels.dedup.minhash import shingle_sets
-from corpus_platform.kernels.dedup.verify import range_blocks, shard_ranges
+from corpus_platform.kernels.dedup.verify import (
+    SKETCH_ROW_BYTES,
+    candidate_bytes,
+    range_blocks,
+    read_sketches,
+    shard_ranges,
+)
 from tests.kernels.dedup.reference_clustering import (
     MemberInfo,
     ScoredPair,
@@ -337,3 +344,32 @@ def test_band_groups_grow_with_rows_beyond_the_memory_budget() -> None:
     assert PARAMS.for_rows(1000, 1024).groups == dedup.BAND_GROUPS
     assert PARAMS.for_rows(10**8, 64).groups > dedup.BAND_GROUPS
     assert dedup.partitions_for(10**6, 256, 64) == 8
+
+
+def test_candidate_rows_are_read_from_the_sketch_file_as_views(tmp_path: Path) -> None:
+    """Scoring reads a shard's candidate rows from its sketch file, mapped: exactly the rows a
+    candidate pair names, each shingle set a view of the file's buffer (no copy), and
+    candidate_bytes counts what they hold (8 bytes a shingle and a fixed cost a row)."""
+    write_corpus(tmp_path / "up", planted(), 2, {})
+    scratch = tmp_path / "scratch"
+    for shard in range(2):
+        signature_shard(shard, tmp_path / "up", scratch, PARAMS)
+    candidate_pairs(scratch, 2, PARAMS, LocalEngine(1))
+    for shard in range(2):
+        path = scratch_part_path(scratch / "sketches", shard)
+        every = read_sketches(path, "shingles")
+        keep = candidate_ids(scratch, shard)
+        kept = read_sketches(path, "shingles", keep)
+        assert sorted(kept) == keep.to_pylist() and 0 < len(kept) < len(every)
+        for doc_id, (entity, shingles) in kept.items():
+            assert entity == every[doc_id][0]
+            assert np.array_equal(shingles, every[doc_id][1])
+            assert not shingles.flags.owndata
+        signatures = read_sketches(path, "signature", keep)
+        assert sorted(signatures) == sorted(kept)
+        assert all(len(row) == PARAMS.num_perm for _, row in signatures.values())
+        held = sum(SKETCH_ROW_BYTES + 8 * len(shingles) for _, shingles in kept.values())
+        assert candidate_bytes(shard, scratch, PARAMS) == held
+        unverified = replace(PARAMS, verify=False)
+        signed = sum(SKETCH_ROW_BYTES + 4 * PARAMS.num_perm for _ in kept)
+        assert candidate_bytes(shard, scratch, unverified) == signed
