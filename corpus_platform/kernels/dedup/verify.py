@@ -17,8 +17,10 @@ from corpus_platform.base.shards import (
     iter_scratch,
     part_path,
     read_parquet,
+    read_scratch,
     scratch_part_path,
     write_parquet,
+    write_scratch,
 )
 from corpus_platform.engine import Engine, LocalEngine
 from corpus_platform.engine.graph import gathered, scatter_to
@@ -47,31 +49,32 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def read_sketches(
-    path: Path, field: str, keep: pa.Array | None = None
+    path: Path, field: str, rows: np.ndarray | None = None
 ) -> dict[str, tuple[str, np.ndarray]]:
-    """(entity, ``field``) of every row of a sketch file (of the rows whose doc id ``keep``
-    holds, when given), streamed batch by batch; ``field`` is ``"shingles"`` (sorted shingle
+    """(entity, ``field``) of every row of a sketch file (of the rows at positions ``rows``,
+    ascending, when given), streamed batch by batch; ``field`` is ``"shingles"`` (sorted shingle
     hashes) or ``"signature"`` (MinHash). Shingle sets are views of the mapped file, not
     copies."""
     found = {}
+    start = 0
     for batch in iter_scratch(path, ["doc_id", "entity", field]):
-        if not batch.num_rows:
-            continue
-        if keep is None:
+        stop = start + batch.num_rows
+        if rows is None:
             chosen = np.arange(batch.num_rows)
-            picked = batch
         else:
-            mask = pc.is_in(batch.column("doc_id"), value_set=keep)
-            chosen = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
-            picked = batch.select(["doc_id", "entity"]).filter(mask)
-        names, entities = (picked.column(c).to_pylist() for c in ("doc_id", "entity"))
+            chosen = rows[np.searchsorted(rows, start) : np.searchsorted(rows, stop)] - start
+        start = stop
+        if not len(chosen):
+            continue
+        taken = pa.array(chosen, pa.int64())
+        names, entities = (batch.column(c).take(taken).to_pylist() for c in ("doc_id", "entity"))
         if field == "signature":
-            values = batch.column(field).take(pa.array(chosen, pa.int64())).to_pylist()
-            rows = [np.frombuffer(b, dtype=np.uint32) for b in values]
+            values = batch.column(field).take(taken).to_pylist()
+            sketches = [np.frombuffer(b, dtype=np.uint32) for b in values]
         else:
             flat, ends = list_parts(batch.column(field))
-            rows = [flat[ends[i] : ends[i + 1]] for i in chosen.tolist()]
-        found.update(zip(names, zip(entities, rows, strict=True), strict=True))
+            sketches = [flat[ends[i] : ends[i + 1]] for i in chosen.tolist()]
+        found.update(zip(names, zip(entities, sketches, strict=True), strict=True))
     return found
 
 
@@ -83,16 +86,26 @@ SKETCH_ROW_BYTES = 256  # a candidate row held while scoring, besides its values
 MIN_RANGES = 3  # at least six blocks, so that the workers share the scoring
 
 
+CANDIDATE_ROWS = pa.schema([("row", pa.int64())])
+
+
+def candidate_rows_path(scratch: Path, shard: int) -> Path:
+    """Where :func:`candidate_bytes` writes the positions of ``shard``'s candidate rows in its
+    sketch file."""
+    return scratch_part_path(scratch / "candidate-rows", shard)
+
+
 def candidate_bytes(shard: int, scratch: Path, params: DedupParams) -> int:
-    """The bytes the sketches of ``shard``'s rows that are in a candidate pair take while
-    scoring (:func:`score_block` reads them from the shard's sketch file, mapped). An engine
+    """Write the positions of ``shard``'s rows that are in a candidate pair (in its sketch file,
+    ascending) to :func:`candidate_rows_path`, and return the bytes their sketches take while
+    scoring: :func:`score_block` takes them from the mapped sketch file by position. An engine
     task: one pass over the shard's doc ids and list offsets.
 
     The rows used to be copied to a file of their own first: at 100,000 benchmark documents,
     0.4 GB written and read once, of shingle lists the sketch file already holds."""
     keep = candidate_ids(scratch, shard)
     field = _field(params)
-    held = 0
+    held, start, positions = 0, 0, []
     for batch in iter_scratch(scratch_part_path(scratch / "sketches", shard), ["doc_id", field]):
         chosen = pc.is_in(batch.column("doc_id"), value_set=keep).to_numpy(zero_copy_only=False)
         if field == "signature":
@@ -100,7 +113,19 @@ def candidate_bytes(shard: int, scratch: Path, params: DedupParams) -> int:
         else:
             sizes = 8 * np.diff(list_parts(batch.column(field))[1])
         held += int(np.count_nonzero(chosen)) * SKETCH_ROW_BYTES + int(sizes[chosen].sum())
+        positions.append(start + np.flatnonzero(chosen))
+        start += batch.num_rows
+    rows = np.concatenate(positions) if positions else np.zeros(0, np.int64)
+    write_scratch(
+        pa.table([rows.astype(np.int64)], schema=CANDIDATE_ROWS),
+        candidate_rows_path(scratch, shard),
+    )
     return held
+
+
+def candidate_rows(scratch: Path, shard: int) -> np.ndarray:
+    """The positions :func:`candidate_bytes` wrote for ``shard``."""
+    return read_scratch(candidate_rows_path(scratch, shard)).column("row").to_numpy()
 
 
 def shard_ranges(held: list[int], budget: int) -> list[int]:
@@ -174,7 +199,7 @@ def score_block(
     rows: dict[str, tuple[str, np.ndarray]] = {}
     for shard in (s for s, r in enumerate(ranges) if r in (low, high)):
         sketches = scratch_part_path(scratch / "sketches", shard)
-        rows.update(read_sketches(sketches, field, candidate_ids(scratch, shard)))
+        rows.update(read_sketches(sketches, field, candidate_rows(scratch, shard)))
     firsts, seconds = pairs.column("doc_a").to_pylist(), pairs.column("doc_b").to_pylist()
     entity_a, entity_b, similarity = [], [], []
     for a, b in zip(firsts, seconds, strict=True):
@@ -210,7 +235,7 @@ def score_candidates(
     pairs at or above ``min_similarity`` stay on disk under ``scratch/scored``
     (:func:`scored_table`)."""
     engine = engine or LocalEngine()
-    for folder in ("scored", "blocks"):
+    for folder in ("scored", "blocks", "candidate-rows"):
         shutil.rmtree(scratch / folder, ignore_errors=True)
     task = partial(candidate_bytes, scratch=scratch, params=params)
     ranges = shard_ranges(engine.map_shards(task, range(num_shards)), (memory_mb << 20) // 4)

@@ -32,6 +32,7 @@ from corpus_platform.kernels.dedup.minhash import shingle_sets
 from corpus_platform.kernels.dedup.verify import (
     SKETCH_ROW_BYTES,
     candidate_bytes,
+    candidate_rows,
     range_blocks,
     read_sketches,
     shard_ranges,
@@ -346,10 +347,15 @@ def test_band_groups_grow_with_rows_beyond_the_memory_budget() -> None:
     assert dedup.partitions_for(10**6, 256, 64) == 8
 
 
-def test_candidate_rows_are_read_from_the_sketch_file_as_views(tmp_path: Path) -> None:
-    """Scoring reads a shard's candidate rows from its sketch file, mapped: exactly the rows a
-    candidate pair names, each shingle set a view of the file's buffer (no copy), and
-    candidate_bytes counts what they hold (8 bytes a shingle and a fixed cost a row)."""
+def test_candidate_rows_are_read_from_the_sketch_file_as_views(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scoring reads a shard's candidate rows from its sketch file, mapped: candidate_bytes
+    writes their positions once (exactly the rows a candidate pair names) and counts what they
+    hold (8 bytes a shingle, or the signature's bytes, and a fixed cost a row); read_sketches
+    takes those rows, each shingle set a view of the file's buffer (no copy). Sketch files of
+    several record batches: positions run on across them."""
+    monkeypatch.setattr(signatures_module, "BATCH_ROWS", 2)
     write_corpus(tmp_path / "up", planted(), 2, {})
     scratch = tmp_path / "scratch"
     for shard in range(2):
@@ -357,19 +363,21 @@ def test_candidate_rows_are_read_from_the_sketch_file_as_views(tmp_path: Path) -
     candidate_pairs(scratch, 2, PARAMS, LocalEngine(1))
     for shard in range(2):
         path = scratch_part_path(scratch / "sketches", shard)
+        assert pa.ipc.open_file(path).num_record_batches > 1
         every = read_sketches(path, "shingles")
-        keep = candidate_ids(scratch, shard)
-        kept = read_sketches(path, "shingles", keep)
-        assert sorted(kept) == keep.to_pylist() and 0 < len(kept) < len(every)
+        held = candidate_bytes(shard, scratch, PARAMS)
+        rows = candidate_rows(scratch, shard)
+        kept = read_sketches(path, "shingles", rows)
+        assert sorted(kept) == candidate_ids(scratch, shard).to_pylist()
+        assert 0 < len(kept) < len(every) and len(rows) == len(kept)
         for doc_id, (entity, shingles) in kept.items():
             assert entity == every[doc_id][0]
             assert np.array_equal(shingles, every[doc_id][1])
             assert not shingles.flags.owndata
-        signatures = read_sketches(path, "signature", keep)
+        signatures = read_sketches(path, "signature", rows)
         assert sorted(signatures) == sorted(kept)
         assert all(len(row) == PARAMS.num_perm for _, row in signatures.values())
-        held = sum(SKETCH_ROW_BYTES + 8 * len(shingles) for _, shingles in kept.values())
-        assert candidate_bytes(shard, scratch, PARAMS) == held
+        assert held == sum(SKETCH_ROW_BYTES + 8 * len(s) for _, s in kept.values())
         unverified = replace(PARAMS, verify=False)
         signed = sum(SKETCH_ROW_BYTES + 4 * PARAMS.num_perm for _ in kept)
         assert candidate_bytes(shard, scratch, unverified) == signed
