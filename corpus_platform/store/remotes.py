@@ -105,6 +105,11 @@ class DvcSettings:
             )
         return self.remote
 
+    def may_hardlink(self) -> bool:
+        """Whether the project's ``cache.type`` lists "hardlink": its cache objects may share
+        their inode with a stage's files (and, for a folder remote, with the remote's)."""
+        return "hardlink" in cache_types(self.config)
+
     def push_links(self) -> bool:
         """Whether a push links the remote's new objects to their cache objects
         (:func:`~corpus_platform.store.dvc_process.linked_push`): the default remote is a folder
@@ -112,7 +117,7 @@ class DvcSettings:
         share their inode with a stage's files. DVC's objects never change once written; a
         remote on another filesystem gets copies all the same, and S3 always does."""
         folder = self.remote is not None and not is_s3(self.remote.url)
-        return folder and "hardlink" in cache_types(self.config)
+        return folder and self.may_hardlink()
 
     def require_credentials(self) -> None:
         """Fail before any request when an S3 remote has no credentials in the environment.

@@ -78,11 +78,6 @@ def adds_by_hardlink(config: Mapping[str, Any]) -> bool:
     return cache_types(config)[:1] == ["hardlink"]
 
 
-def may_hardlink(config: Mapping[str, Any]) -> bool:
-    """Whether a project with this DVC ``config`` lists "hardlink" among its cache types."""
-    return "hardlink" in cache_types(config)
-
-
 def _run(root: Path, commands: list[list[str]], what: str) -> str:
     """Run DVC commands in the project at ``root`` (:func:`run_dvc`: a child forked from a
     server that imported DVC once), stopping at the first that fails; return their output."""
@@ -201,7 +196,7 @@ def pin(
     relative = folder.resolve().relative_to(root.resolve()).as_posix()
     settings = dvc_settings(root)
     add = ["add", "-q", relative] if link else ["add", "-q", "--no-relink", relative]
-    if in_place_links and not link and may_hardlink(settings.config):
+    if in_place_links and not link and settings.may_hardlink():
         add = [LINKED_ADD, "-q", relative]
     known = {path: [md5, *hashed] for path, (md5, hashed) in known_md5s(folder).items()}
     commands = [*([[SEED_HASHES, json.dumps(known)]] if known else []), add]
