@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from corpus_platform.base.generations import TEXT
 from corpus_platform.base.shards import (
     batch_part_path,
     part_path,
@@ -169,9 +170,6 @@ def validate_shard(
         table = read_for_suite(files or [part_path(folder, shard)], rows=bool(files))
     failures = validate(table, suite)
     return len(suite.expectations), [f"shard {shard}: {f.describe()}" for f in failures]
-
-
-TEXT = "text"
 
 
 def read_for_suite(paths: list[Path], rows: bool = True) -> pa.Table:
