@@ -134,7 +134,8 @@ def with_texts(table: pa.Table, shard: int, source: TextSource | None) -> pa.Tab
             )
         column = column.take(at)
     index = schema.get_field_index(TEXT)
-    return table.add_column(min(index, table.num_columns), schema.field(TEXT), column)
+    field = schema.field(TEXT).remove_metadata()  # the full texts, wherever they were stored
+    return table.add_column(min(index, table.num_columns), field, column)
 
 
 def read_with_texts(

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from corpus_platform.base.arrays import chunk_rows
 from corpus_platform.base.hashing import shard_of
+from corpus_platform.base.unedited import columns_to_read, fill
 
 MANIFEST = "_manifest.json"
 
@@ -172,8 +173,9 @@ def iter_batches(path: Path, columns: list[str], batch_size: int = 4096) -> Iter
     ``batch_size`` rows."""
     for file in shard_files(path):
         parquet = pq.ParquetFile(file)
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=columns):
-            yield pa.Table.from_batches([batch])
+        wanted = columns_to_read(parquet.schema_arrow, columns)
+        for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
+            yield fill(file, pa.Table.from_batches([batch]), columns)
 
 
 def rows_with_ids(folder: Path, shard: int, doc_ids: Iterable[str], columns: list[str]) -> pa.Table:
@@ -212,13 +214,22 @@ def read_all_shards(folder: Path, num_shards: int) -> pa.Table:
 def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
     """Read one Parquet file, or a shard folder as its batch or generation files concatenated in
     name order (a column only later files have is null in the earlier ones); a missing file is
-    an error that names it."""
+    an error that names it. Texts a file stores elsewhere are put back
+    (:mod:`~corpus_platform.base.unedited`)."""
     files = shard_files(path)
     if len(files) == 1:
-        return pq.read_table(files[0], columns=columns)
-    tables = [pq.read_table(f, columns=_present(f, columns)) for f in files]
+        return _read_file(files[0], columns)
+    tables = [_read_file(f, _present(f, columns)) for f in files]
     table = pa.concat_tables(tables, promote_options="default")  # a later file may add columns
     return table.select(columns) if columns is not None else table
+
+
+def _read_file(file: Path, columns: list[str] | None) -> pa.Table:
+    """One Parquet file's ``columns``, its texts put back where it stores only edited ones."""
+    if columns is not None and "text" not in columns:
+        return pq.read_table(file, columns=columns)
+    table = pq.read_table(file, columns=columns_to_read(pq.read_schema(file), columns))
+    return fill(file, table, columns)
 
 
 def _present(path: Path, columns: list[str] | None) -> list[str] | None:

@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 
 from corpus_platform.base.hashing import content_hash
 from corpus_platform.base.names import STAGES
+from corpus_platform.base.shards import read_parquet, shard_files
 from corpus_platform.store.provenance import REQUIRED_FIELDS
 from corpus_platform.store.registry import list_snapshots
 from tests.conftest import build, make_project, tree_digest
@@ -67,14 +68,17 @@ def test_planted_cases_are_handled(built) -> None:
 
 def test_filtered_rows_carry_the_content_hash_of_their_published_text(built) -> None:
     root, _, _ = built
-    table = pa.concat_tables(
-        pq.read_table(p, columns=["text", "content_hash", "replacements"])
-        for p in sorted((root / "data" / "filtered_documents").glob("part-*.parquet"))
-    )
+    shards = sorted((root / "data" / "filtered_documents").glob("part-*.parquet"))
+    columns = ["doc_id", "text", "content_hash", "replacements"]
+    table = pa.concat_tables(read_parquet(p, columns) for p in shards)  # texts put back
     rows = table.to_pylist()
-    assert all(r["content_hash"] == content_hash(r["text"]) for r in rows)
+    assert all(r["text"] is not None and r["content_hash"] == content_hash(r["text"]) for r in rows)
     edited = [r for r in rows if r["replacements"]]  # PII replaced or boilerplate lines removed
     assert len(edited) >= 20 and len(edited) < len(rows)
+    files = [f for p in shards for f in shard_files(p)]
+    stored = pa.concat_tables(pq.read_table(f, columns=columns) for f in files).to_pylist()
+    assert [r["doc_id"] for r in stored] == [r["doc_id"] for r in rows]
+    assert all((r["text"] is not None) == bool(r["replacements"]) for r in stored)  # edits only
 
 
 def test_the_text_is_stored_by_the_split_and_sharded_from_it(built) -> None:

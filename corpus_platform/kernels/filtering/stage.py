@@ -21,6 +21,7 @@ from corpus_platform.base.arrays import one_array
 from corpus_platform.base.hashing import content_hash, unit_interval
 from corpus_platform.base.redact import redact_text
 from corpus_platform.base.shards import batch_part_path, part_path, read_parquet, write_parquet
+from corpus_platform.base.unedited import stored_texts
 from corpus_platform.config import FilterConfig
 from corpus_platform.kernels.filtering import langid
 from corpus_platform.kernels.filtering.filters import (
@@ -137,7 +138,7 @@ def filter_shard(
     replacements = [sorted(f"{kind}:{n}" for kind, n in row.items()) for row in edits]
     for row in edits:
         summary.replacements.update(row)
-    return _write(table, staging, texts, verdicts, replacements, summary, seed)
+    return _write(table, staging, texts, verdicts, replacements, summary, seed, upstream.name)
 
 
 def filter_batch_task(
@@ -214,7 +215,11 @@ def _write(
     replacements: list[list[str]],
     summary: FilterSummary,
     seed: int,
+    upstream: str,
 ) -> FilterSummary:
+    """Write the kept rows (a text only where the filters edited it, the others' in the
+    ``upstream`` stage: :mod:`~corpus_platform.base.unedited`) and the removed rows (every
+    text)."""
     ids = table.column("doc_id").to_pylist()
     first = verdicts.first_failures()
     summary.would_fail.update(verdicts.would_fail())
@@ -223,7 +228,10 @@ def _write(
     keep = pa.array([f is None for f in first], pa.bool_())
     summary.kept = sum(f is None for f in first)
     index = table.schema.get_field_index("text")
-    table = table.set_column(index, table.schema.field("text"), pa.array(texts, pa.string()))
+    changed = [bool(row) for row in replacements]
+    field, stored = stored_texts(texts, changed, table.schema.field("text"), upstream)
+    upstream_texts = table.column("text")
+    table = table.set_column(index, field, stored)
     upstream_hashes = table.column("content_hash").to_pylist()
     hashes = pa.array(  # recomputed only where PII replacement or line removal edited the text
         [
@@ -236,7 +244,7 @@ def _write(
     table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
     table = table.append_column("quality_score", pa.array(verdicts.quality_scores(), pa.float64()))
     write_parquet(table.filter(keep), _out(staging, summary.shard, summary.batch))
-    removed = table
+    removed = table.set_column(index, "text", pc.coalesce(stored, upstream_texts))
     for spec, values in zip(
         REMOVED_FIELDS,
         (

@@ -101,7 +101,7 @@ def short_rows(shard: int, upstream: Path, wanted: pa.Array, params: DedupParams
     for file, file_ids in zip(files, ids, strict=True):
         if not pc.any(pc.is_in(file_ids, value_set=mine)).as_py():
             continue
-        table = pq.read_table(file, columns=["doc_id", "text"])
+        table = read_parquet(file, ["doc_id", "text"])  # texts put back where stored once
         table = table.filter(pc.is_in(table.column("doc_id"), value_set=mine))
         found += table.column("doc_id").to_pylist()
         texts += table.column("text").to_pylist()  # a row without text always links
