@@ -16,13 +16,17 @@ row, line or byte where known, what is wrong and the fix.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import IO
 
+import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -87,18 +91,21 @@ def _jsonl_batches(
 ) -> Iterator[tuple[int, pa.Table]]:
     rows: list[dict] = []
     first = line_no = 0
+    binary = codecs.lookup(decoding.encoding).name == "utf-8"  # lines as bytes: _utf8_lines
     try:
         # surrogateescape never changes valid text; it lets the bad line be named and repaired.
-        with opener(
-            path, "rt", encoding=decoding.encoding, errors="surrogateescape", newline=""
+        with (
+            opener(path, "rb")
+            if binary
+            else opener(
+                path, "rt", encoding=decoding.encoding, errors="surrogateescape", newline=""
+            )
         ) as handle:
-            for line_no, line in enumerate(handle, start=1):
-                text = (
-                    line if line.isascii() else decoded_line(path, line_no, line, decoding, stats)
-                )
-                if not text.strip():
+            for line_no, line in enumerate(_utf8_lines(handle) if binary else handle, start=1):
+                record = _line_record(path, line_no, line, decoding, stats)
+                if record is None:
                     continue
-                rows.append(_json_record(path, line_no, text))
+                rows.append(record)
                 if len(rows) == 1:
                     first = line_no
                 if len(rows) >= BATCH_ROWS:
@@ -110,6 +117,59 @@ def _jsonl_batches(
         raise InputError(f"{path}: after line {line_no}: {error}; {GZIP_FIX}") from None
     if rows:
         yield first, _records_table(rows)
+
+
+LONE_CR = re.compile(rb"(?<=\r)(?!\n)")  # a carriage return that ends a line on its own
+ASCII_SPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.strip removes of ASCII
+
+
+def _utf8_lines(handle: IO[bytes]) -> Iterator[bytes]:
+    """The lines of a UTF-8 file as bytes, split where text mode with ``newline=""`` splits
+    them (after ``\\n``, ``\\r\\n`` and a lone ``\\r``): no byte of a multi-byte character is
+    either, so each line decodes on its own as the whole file would."""
+    for line in handle:
+        if b"\r" in line and (line.count(b"\r") > 1 or not line.endswith(b"\r\n")):
+            yield from (part for part in LONE_CR.split(line) if part)
+        else:
+            yield line
+
+
+def _line_record(
+    path: Path, line_no: int, line: str | bytes, decoding: Decoding, stats: ReadStats
+) -> dict | None:
+    """The JSON object of one line; None for a blank line. An ASCII line of a UTF-8 file is
+    parsed from its bytes by orjson, which gives what ``json.loads`` gives for a flat object
+    (:func:`_as_json_loads`; any other line goes to ``json.loads``, for its result or its
+    error); other lines are decoded (undecodable bytes named or replaced) and parsed by
+    ``json.loads``."""
+    if isinstance(line, bytes):
+        if line.isascii():
+            if not line.strip(ASCII_SPACE):
+                return None
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                record = None
+            if not _as_json_loads(record):
+                return _json_record(path, line_no, line.decode("ascii"))
+            record["__row"] = line_no
+            return record
+        line = line.decode(decoding.encoding, "surrogateescape")
+    text = line if line.isascii() else decoded_line(path, line_no, line, decoding, stats)
+    return _json_record(path, line_no, text) if text.strip() else None
+
+
+def _as_json_loads(record: object) -> bool:
+    """Whether orjson's ``record`` is what ``json.loads`` gives: an object whose values hold no
+    integer beyond 64 bits (orjson reads one as a float, ``json.loads`` as an int: a float this
+    large may be either, so the line is read again) and no nested object or array."""
+    return isinstance(record, dict) and not any(
+        isinstance(value, dict | list) or (type(value) is float and not -BIG < value < BIG)
+        for value in record.values()
+    )
+
+
+BIG = float(2**63)  # orjson gives a float for an integer at or beyond this magnitude
 
 
 def _json_record(path: Path, line_no: int, line: str) -> dict:
