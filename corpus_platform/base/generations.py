@@ -35,6 +35,7 @@ from corpus_platform.base.shards import (
     read_schema,
     shard_files,
 )
+from corpus_platform.base.unedited import TEXT
 
 GENERATION_DIGITS = 5
 
@@ -42,9 +43,6 @@ GENERATION_DIGITS = 5
 def generation_name(number: int) -> str:
     """The file stem of generation ``number``: ``g00000``, ``g00001``, ..."""
     return f"g{number:0{GENERATION_DIGITS}d}"
-
-
-TEXT = "text"
 
 
 @dataclass(frozen=True)

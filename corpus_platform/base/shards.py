@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from corpus_platform.base.arrays import chunk_rows
 from corpus_platform.base.hashing import shard_of
-from corpus_platform.base.unedited import columns_to_read, fill
+from corpus_platform.base.unedited import TEXT, columns_to_read, fill
 
 MANIFEST = "_manifest.json"
 
@@ -226,7 +226,7 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
 
 def _read_file(file: Path, columns: list[str] | None) -> pa.Table:
     """One Parquet file's ``columns``, its texts put back where it stores only edited ones."""
-    if columns is not None and "text" not in columns:
+    if columns is not None and TEXT not in columns:
         return pq.read_table(file, columns=columns)
     table = pq.read_table(file, columns=columns_to_read(pq.read_schema(file), columns))
     return fill(file, table, columns)

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from corpus_platform.base.errors import CorpusError
 
-TEXT = "text"
+TEXT = "text"  # the text column (base.generations re-exports it)
 UNEDITED_IN = b"corpus_platform.unedited_text_in"  # field metadata: the stage with the texts
 KEYS = ["doc_id", "content_hash"]  # what finds and verifies a row in that stage
 

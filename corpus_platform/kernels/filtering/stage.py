@@ -244,7 +244,7 @@ def _write(
     table = table.append_column("replacements", pa.array(replacements, pa.list_(pa.string())))
     table = table.append_column("quality_score", pa.array(verdicts.quality_scores(), pa.float64()))
     write_parquet(table.filter(keep), _out(staging, summary.shard, summary.batch))
-    removed = table.set_column(index, "text", pc.coalesce(stored, upstream_texts))
+    removed = table
     for spec, values in zip(
         REMOVED_FIELDS,
         (
@@ -256,8 +256,12 @@ def _write(
         strict=True,
     ):
         removed = removed.append_column(spec, pa.array(values, spec.type))
+    drop = pc.invert(keep)
+    removed = removed.filter(drop)  # every removed row with its whole text, unmarked
+    whole = pc.coalesce(removed.column(index), upstream_texts.filter(drop))
     write_parquet(
-        removed.filter(pc.invert(keep)), _out(staging / "removed", summary.shard, summary.batch)
+        removed.set_column(index, "text", whole),
+        _out(staging / "removed", summary.shard, summary.batch),
     )
     return summary
 

@@ -159,6 +159,9 @@ def _line_record(
     return _json_record(path, line_no, text) if text.strip() else None
 
 
+BIG = float(2**63)  # orjson gives a float for an integer at or beyond this magnitude
+
+
 def _as_json_loads(record: object) -> bool:
     """Whether orjson's ``record`` is what ``json.loads`` gives: an object whose values hold no
     integer beyond 64 bits (orjson reads one as a float, ``json.loads`` as an int: a float this
@@ -167,9 +170,6 @@ def _as_json_loads(record: object) -> bool:
         isinstance(value, dict | list) or (type(value) is float and not -BIG < value < BIG)
         for value in record.values()
     )
-
-
-BIG = float(2**63)  # orjson gives a float for an integer at or beyond this magnitude
 
 
 def _json_record(path: Path, line_no: int, line: str) -> dict:
