@@ -48,7 +48,10 @@ CATEGORIES: list[tuple[str, Callable[[str, str], bool]]] = [
     ("DVC pinning (dvc add and push: hashing, copying to the remote)", _dvc),
     ("Great Expectations (import and validation)", lambda p, s: "great_expectations" in s),
     ("imports (Python modules)", lambda p, s: "importlib._bootstrap" in s),
-    ("Parquet writes (zstd, statistics)", lambda p, s: "write_table" in s or "ParquetWriter" in s),
+    (
+        "Parquet writes (LZ4 or zstd, statistics)",
+        lambda p, s: "write_table" in s or "ParquetWriter" in s,
+    ),
     ("Parquet reads (Python side)", lambda p, s: "parquet/core.py" in s),
     ("filter: text scores (Gopher, C4 statistics)", lambda p, s: "text_scores" in s),
     ("filter: PII, boilerplate lines, verdicts", lambda p, s: "filter_shard" in s),

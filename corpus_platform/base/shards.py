@@ -67,7 +67,12 @@ def shard_rows(path: Path) -> int:
     return sum(pq.ParquetFile(f).metadata.num_rows for f in shard_files(path))
 
 
-PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True}  # fixed: byte-identical files
+# Stage files: fixed options, so equal tables give byte-identical files. LZ4 (Parquet's LZ4_RAW
+# codec): a stage's texts are written once and read by every later step that needs them, and
+# LZ4 writes them faster than zstd and reads them back twice as fast, in files about 1.6 times
+# larger (docs/design-decisions.md, "Stage files are LZ4"). The training shards, which leave
+# the platform, keep zstd (kernels/sharding/shards.PARQUET_CODEC).
+PARQUET_OPTIONS = {"compression": "lz4", "write_statistics": True}
 # Scratch files of hashes (sketches, band keys): random 64-bit values neither compress nor
 # dictionary-encode, and trying costs more time to write and read than it saves.
 HASH_FILE_OPTIONS = {"compression": "none", "use_dictionary": False}

@@ -38,7 +38,7 @@ def test_first_matching_category_takes_the_sample(tmp_path: Path) -> None:
     counts = categorize(raw)
     assert counts == {
         "filter: text scores (Gopher, C4 statistics)": 7,
-        "Parquet writes (zstd, statistics)": 3,
+        "Parquet writes (LZ4 or zstd, statistics)": 3,
         "filter: PII, boilerplate lines, verdicts": 2,
         "DVC pinning (dvc add and push: hashing, copying to the remote)": 5,
         OTHER: 3,
