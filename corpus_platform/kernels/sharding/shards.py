@@ -76,7 +76,7 @@ TAR_OWNER = "corpus"
 TAR_MODE = 0o444
 PARQUET_ROW_GROUP = 1024  # samples per row group: the loader reads only the groups it needs
 # The shards' Parquet files leave the platform (releases, exports): zstd, the codec every Parquet
-# reader knows, at a third of the text's size; the stage files before them are LZ4.
+# reader knows, at about half the text's size; the stage files before them are LZ4.
 PARQUET_CODEC = {"compression": "zstd"}
 SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 JSON_COLUMN = "_json"  # scratch only: the encoded metadata of each sample
