@@ -83,10 +83,26 @@ def verify_available(root: Path, targets: list[Target]) -> None:
         )
 
 
-def checkout(root: Path, snapshot_id: str, with_upstream: bool = False) -> list[Target]:
-    """Restore a stage (and, with ``with_upstream``, its whole chain and inputs) from DVC."""
+def checkout(
+    root: Path,
+    snapshot_id: str,
+    with_upstream: bool = False,
+    expected: dict[str, str] | None = None,
+) -> list[Target]:
+    """Restore a stage (and, with ``with_upstream``, its whole chain and inputs) from DVC.
+    ``expected``: the snapshot of every stage the chain must hold (a release's), checked before
+    anything is restored."""
     entry = find_snapshot(root, snapshot_id)
     records = chain(root, entry) if with_upstream else [entry]
+    if expected is not None:
+        found = {r["asset"]: r["snapshot_id"] for r in records}
+        if found != expected:
+            differ = sorted(a for a in {*found, *expected} if found.get(a) != expected.get(a))
+            raise SnapshotError(
+                f"the registry's chain of {snapshot_id} differs from the release's snapshots "
+                f"for {differ}; nothing was restored (restore a stage with `corpus checkout "
+                "SNAPSHOT`)"
+            )
     targets = (input_targets(root, records) if with_upstream else []) + stage_targets(root, records)
     verify_available(root, targets)
     for path, snapshot in targets:

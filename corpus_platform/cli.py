@@ -147,7 +147,9 @@ def cmd_checkout(args: argparse.Namespace) -> int:
     release = find_release(root, args.snapshot)  # a release restores its whole chain
     snapshot = release["snapshot_id"] if release else args.snapshot
     with _command_lock(root, args):
-        for path, restored in checkout(root, snapshot, args.with_upstream or bool(release)):
+        expected = release.get("snapshots") if release else None
+        restored_chain = checkout(root, snapshot, args.with_upstream or bool(release), expected)
+        for path, restored in restored_chain:
             print(f"restored {path} to {restored}")
     return 0
 

@@ -91,21 +91,50 @@ def find_snapshot(root: Path, snapshot_id: str) -> dict[str, Any]:
 
 
 def chain(root: Path, entry: dict[str, Any]) -> list[dict[str, Any]]:
-    """``entry`` and every snapshot it was built from, upstream first (raw excluded)."""
+    """``entry`` and every snapshot it was built from, upstream first (raw excluded).
+
+    A snapshot id can have several records: a stage that rebuilt byte for byte what it had
+    published (the statistics fit of unchanged train rows) records the same id again, with
+    the upstream snapshots of that later build. Each upstream id is therefore resolved to its
+    newest record written before the record that names it (a stage is recorded after the
+    stages it read), so the chain of an older snapshot is the chain it was built from, never a
+    later build's upstream.
+    """
+    records = list_snapshots(root)
     ordered: list[dict[str, Any]] = []
     seen: set[str] = set()
 
-    def visit(record: dict[str, Any]) -> None:
+    def visit(record: dict[str, Any], position: int) -> None:
         for name, upstream_id in sorted(record["upstream_snapshots"].items()):
             if is_input(name) or upstream_id in seen:
                 continue
-            visit(find_snapshot(root, upstream_id))
+            visit(*_recorded_before(root, records, upstream_id, position))
         if record["snapshot_id"] not in seen:
             seen.add(record["snapshot_id"])
             ordered.append(record)
 
-    visit(entry)
+    visit(entry, _position(records, entry))
     return ordered
+
+
+def _position(records: list[dict[str, Any]], entry: dict[str, Any]) -> int:
+    """Where ``entry`` is among ``records`` (its last occurrence; past the end when absent)."""
+    for index in range(len(records) - 1, -1, -1):
+        if records[index] == entry:
+            return index
+    return len(records)
+
+
+def _recorded_before(
+    root: Path, records: list[dict[str, Any]], snapshot_id: str, position: int
+) -> tuple[dict[str, Any], int]:
+    """The newest record of ``snapshot_id`` among ``records[:position]``, and its position; the
+    newest record of all (:func:`find_snapshot`) when none is that old."""
+    for index in range(min(position, len(records)) - 1, -1, -1):
+        if records[index]["snapshot_id"] == snapshot_id:
+            return records[index], index
+    found = find_snapshot(root, snapshot_id)
+    return found, _position(records, found)
 
 
 def raw_snapshot(records: list[dict[str, Any]]) -> str:
