@@ -20,7 +20,7 @@ from corpus_platform.store.registry import (
     chain,
     find_snapshot,
     is_input,
-    record_snapshot,
+    record_admitted,
 )
 from corpus_platform.store.remotes import dvc_settings
 from corpus_platform.store.snapshots import (
@@ -210,7 +210,7 @@ def replay(root: Path, snapshot_id: str, work: Path | None = None) -> ReplayRepo
         restore(work, snapshot, path)
     for asset, snapshot in anchors:  # the published state an appended build started from
         restore(work, snapshot, stage_path(work, asset))
-        record_snapshot(work, find_snapshot(root, snapshot))
+        record_admitted(work, root, asset, snapshot)
     build = run_build(
         work, instance=dg.DagsterInstance.ephemeral(), assets=[r["asset"] for r in records]
     )

@@ -13,9 +13,11 @@ import dagster as dg
 import pytest
 import yaml
 
+from corpus_platform.base.names import STAGES
 from corpus_platform.config import CorpusConfig, parse_config
 from corpus_platform.runner import BuildReport, run_build
 from corpus_platform.sample import write_eval_set, write_recsys_sample, write_sample
+from corpus_platform.store.snapshots import current_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,6 +102,14 @@ def tree_digest(folder: Path) -> str:
         digest.update(path.relative_to(folder).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def published_stages(root: Path) -> dict[str, tuple[str | None, str]]:
+    """Each stage's published snapshot id and the :func:`tree_digest` of its folder."""
+    return {
+        stage: (current_snapshot(root, root / "data" / stage), tree_digest(root / "data" / stage))
+        for stage in STAGES
+    }
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,5 +1,7 @@
 """The facts of a dataset card, read from the registry for the card kernel: the chain of
-published snapshots a training mix was built from, their counts and every check verdict."""
+published snapshots a training mix was built from, their counts and the check verdicts that
+admitted each (its first publication's: a rebuild that publishes the same bytes again writes the
+same card)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,10 @@ from corpus_platform.kernels.sharding.card import (
 )
 from corpus_platform.store.registry import (
     STATUS_LABELS,
+    admitting_checks,
     chain,
     check_status,
     find_snapshot,
-    latest_checks,
     raw_snapshot,
 )
 from corpus_platform.store.snapshots import current_snapshot
@@ -54,7 +56,7 @@ def card_facts(
                     _card_result(check),
                     str(check.get("card_verdict") or check.get("verdict", "")),
                 )
-                for name, check in latest_checks(
+                for name, check in admitting_checks(
                     root, record["asset"], record["snapshot_id"]
                 ).items()
             },

@@ -161,3 +161,42 @@ def latest_checks(root: Path, asset: str, snapshot_id: str) -> dict[str, dict[st
         if record["asset"] == asset and record["snapshot_id"] == snapshot_id:
             out[record["check"]] = record
     return dict(sorted(out.items()))
+
+
+def admitting_checks(root: Path, asset: str, snapshot_id: str) -> dict[str, dict[str, Any]]:
+    """The verdicts that admitted a snapshot: the checks of the first publication of it. A
+    rebuild that publishes the same bytes again records verdicts of its own (an append's
+    checks judge its new rows, a rerun's the whole data), which :func:`latest_checks` gives;
+    what first admitted the bytes stays the same. The newest verdicts where the registry
+    names no publication (records older than publications)."""
+    records = read_records(root)
+    first = next(
+        (
+            r.get("publication")
+            for r in records
+            if r["kind"] == SNAPSHOT and r["asset"] == asset and r["snapshot_id"] == snapshot_id
+        ),
+        None,
+    )
+    if first is None:
+        return latest_checks(root, asset, snapshot_id)
+    return dict(
+        sorted(
+            (r["check"], r)
+            for r in records
+            if r["kind"] == CHECK
+            and r.get("publication") == first
+            and r["asset"] == asset
+            and r["snapshot_id"] == snapshot_id
+        )
+    )
+
+
+def record_admitted(work: Path, root: Path, asset: str, snapshot_id: str) -> None:
+    """Record in the project at ``work`` the snapshot of ``root`` it restored, with the checks
+    that admitted it, as that snapshot's publication there: a replay's card then shows the
+    verdicts the original's does."""
+    entry = find_snapshot(root, snapshot_id)
+    record_snapshot(work, entry)
+    for check in admitting_checks(root, asset, snapshot_id).values():
+        append_record(work, CHECK, {**check, "publication": entry.get("publication")})

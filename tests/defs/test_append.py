@@ -12,12 +12,13 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from corpus_platform.audit import replay
-from corpus_platform.base.names import SPLIT_DOCUMENTS, SPLITS
+from corpus_platform.base.names import SPLIT_DOCUMENTS, SPLITS, TRAINING_MIX
+from corpus_platform.base.shards import read_manifest
 from corpus_platform.runner import run_build
 from corpus_platform.store.registry import list_snapshots
 from corpus_platform.store.snapshots import current_snapshot
 from corpus_platform.trace import trace
-from tests.conftest import build, set_config, tree_digest
+from tests.conftest import build, published_stages, set_config, tree_digest
 
 WEB = Path("data") / "raw" / "web"
 UP_TO_DEDUP = ["raw_documents", "filtered_documents", "deduplicated_documents"]
@@ -98,6 +99,12 @@ def test_an_append_moves_no_published_row_and_new_rows_follow_their_entity(built
     fit = report.materialized["fitted_statistics"]["fit"]
     assert fit.startswith("kept"), fit
     assert report.check("asof_features_causal").passed
+    # a rebuild with nothing new then keeps every stage, the newest generation's draws too
+    settled = published_stages(built_copy)
+    newest = read_manifest(built_copy / "data" / TRAINING_MIX)["new_generation_drawn_per_source"]
+    assert sum(newest.values()) > 0
+    assert build(built_copy).ok
+    assert published_stages(built_copy) == settled
 
 
 def test_a_new_row_joining_train_and_test_is_dropped_as_a_bridge(built_copy) -> None:

@@ -52,12 +52,12 @@ def training_mix(corpus: CorpusProject) -> StageOutput:
         candidate_folder(corpus.stage_dir(TRAINING_MIX)) as staging,
     ):
         if plan.appends:
-            whole, new, rates = appended(corpus, config, scratch, staging, counter, plan)
+            whole, newest, rates = appended(corpus, config, scratch, staging, counter, plan)
             mix = mix_plan(config, whole, rates, tokens)
         else:
             whole, rates = draw(corpus, config, scratch, staging, counter, plan, None)
-            new, mix = None, mix_plan(config, whole, rates, tokens)
-        counts = mix_counts(config, whole, new, mix, tokens) | recorded
+            newest, mix = None, mix_plan(config, whole, rates, tokens)
+        counts = mix_counts(config, whole, newest, mix, tokens) | recorded
         if config.records_licences:
             engine = corpus.engine(config)
             counts["drawn_per_license"] = licence_rollup(

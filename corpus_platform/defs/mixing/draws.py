@@ -21,6 +21,7 @@ from corpus_platform.kernels.mixing.plan import MixError, MixPlan, plan_mix
 from corpus_platform.kernels.mixing.tokens import TokenCounter
 
 EPOCH_RATES = "epoch_rates"  # manifest: the exact per-source rates of the mix epoch
+NEWEST_DRAWN = "new_generation_drawn_per_source"  # manifest: the newest generation's draws
 
 
 def plan_of(config: CorpusConfig, available: dict[str, int]) -> MixPlan:
@@ -120,9 +121,11 @@ def appended(
     staging: Path,
     counter: TokenCounter | None,
     build: BuildPlan,
-) -> tuple[Drawn, Drawn, dict[str, float]]:
+) -> tuple[Drawn, dict[str, int] | None, dict[str, float]]:
     """Take the published mix as it is and draw the new generations' rows at the epoch's
-    rates; (the whole mix's counts, the new generation's, the rates)."""
+    rates; (the whole mix's counts, the newest generation's draws per source, the rates).
+    With nothing new the newest generation is the published one (None when that recorded
+    none: a mix built from scratch), so a rerun writes the manifest it published."""
     assert build.published is not None
     link_published(build.published, staging)
     previous = read_manifest(build.published)
@@ -130,6 +133,9 @@ def appended(
     new = Drawn()
     if build.new:
         new, _ = draw(corpus, config, scratch, staging, counter, build, rates)
+    newest = (  # nothing new: the published newest generation stays the newest, as recorded
+        dict(sorted(new.drawn.items())) if build.new else previous.get(NEWEST_DRAWN)
+    )
     whole = Drawn(
         Counter(previous["available_per_source"]) + new.available,
         Counter(previous["contaminated_rows_per_eval_set"]) + new.contaminated,
@@ -137,7 +143,7 @@ def appended(
         Counter(previous["drawn_per_source"]) + new.drawn,
         Counter(previous.get("drawn_tokens_per_source", {})) + new.drawn_tokens,
     )
-    return whole, new, rates
+    return whole, newest, rates
 
 
 def mix_plan(config: CorpusConfig, whole: Drawn, rates: dict[str, float], tokens: bool) -> MixPlan:
@@ -153,10 +159,14 @@ def mix_plan(config: CorpusConfig, whole: Drawn, rates: dict[str, float], tokens
 
 
 def mix_counts(
-    config: CorpusConfig, whole: Drawn, new: Drawn | None, plan: MixPlan, tokens: bool
+    config: CorpusConfig,
+    whole: Drawn,
+    newest: dict[str, int] | None,
+    plan: MixPlan,
+    tokens: bool,
 ) -> dict[str, Any]:
-    """The manifest's counts of the whole mix (and of an append's new generation) drawn at the
-    ``plan``'s rates."""
+    """The manifest's counts of the whole mix (and ``newest``, an append's newest generation's
+    draws per source) drawn at the ``plan``'s rates."""
     rates = plan.rates
     counts: dict[str, Any] = {
         "rows": sum(whole.drawn.values()),
@@ -177,6 +187,6 @@ def mix_counts(
             "available_tokens_per_source": dict(sorted(whole.available_tokens.items())),
             "drawn_tokens_per_source": dict(sorted(whole.drawn_tokens.items())),
         }
-    if new is not None:
-        counts["new_generation_drawn_per_source"] = dict(sorted(new.drawn.items()))
+    if newest is not None:
+        counts[NEWEST_DRAWN] = newest
     return counts

@@ -167,8 +167,16 @@ def composition(facts: CardFacts) -> list[str]:
         *_table(["source", "train rows", "drawn", "share", "target", "draw rate"], rows),
     ]
     if facts.shards:
-        lines += ["", "Shards: " + ", ".join(f"{k} {v}" for k, v in facts.shards.items()) + "."]
+        totals = ", ".join(f"{k} {_sorted(v)}" for k, v in sorted(facts.shards.items()))
+        lines += ["", f"Shards: {totals}."]  # sorted: a rerun's totals come in another order
     return lines + generation_lines(facts) + licences(facts)
+
+
+def _sorted(value: Any) -> Any:
+    """A mapping with its keys sorted (at every depth); any other value as it is."""
+    if isinstance(value, dict):
+        return {k: _sorted(v) for k, v in sorted(value.items())}
+    return value
 
 
 def generation_lines(facts: CardFacts) -> list[str]:
