@@ -37,8 +37,10 @@ def split_into_words(
 
     ``words`` must hold the batch's bytes and ``ends`` two more entries than it can have words
     (a word takes a byte and, but for a text's last, a separator)."""
-    w = 0
-    size = 0
+    # Unsigned positions, as in base/normalize_kernel.py: a signed index is wrapped around
+    # when negative, a check on every byte that made this loop twice as slow.
+    w = np.uint64(0)
+    size = np.uint64(0)
     ends[0] = 0
     for t in range(len(offsets) - 1):
         counts[t] = 0
@@ -48,14 +50,14 @@ def split_into_words(
         # current word's end is rewritten at every byte and kept when a space follows a word.
         after_space = True
         first = w
-        for i in range(offsets[t], offsets[t + 1]):
+        for i in range(np.uint64(offsets[t]), np.uint64(offsets[t + 1])):
             byte = data[i]
             is_space = space[byte]
             words[size] = byte
-            size += not is_space
-            w += is_space and not after_space
-            ends[w + 1] = size
+            size += np.uint64(not is_space)
+            w += np.uint64(is_space and not after_space)
+            ends[w + np.uint64(1)] = size
             after_space = is_space
-        w += not after_space  # the last word, when no space follows it
+        w += np.uint64(not after_space)  # the last word, when no space follows it
         counts[t] = w - first
     return w
