@@ -180,16 +180,15 @@ def admitting_checks(root: Path, asset: str, snapshot_id: str) -> dict[str, dict
     )
     if first is None:
         return latest_checks(root, asset, snapshot_id)
-    return dict(
-        sorted(
-            (r["check"], r)
-            for r in records
-            if r["kind"] == CHECK
-            and r.get("publication") == first
-            and r["asset"] == asset
-            and r["snapshot_id"] == snapshot_id
-        )
-    )
+    admitted = {
+        r["check"]: r  # the newest of a check evaluated twice in one publication
+        for r in records
+        if r["kind"] == CHECK
+        and r.get("publication") == first
+        and r["asset"] == asset
+        and r["snapshot_id"] == snapshot_id
+    }
+    return dict(sorted(admitted.items()))
 
 
 def record_admitted(work: Path, root: Path, asset: str, snapshot_id: str) -> None:
